@@ -79,9 +79,21 @@ suite() {
         status=1
         return
     fi
+    if [ "$dir" = build ]; then
+        nvrtc_real=$(TENSORC_CACHE_DIR="$nvrtc_memo.doctor" build/tensorc doctor 2>/dev/null |
+                     sed -n 's/^nvrtc:  *\(\/[^ ]*\) (.*/\1/p')
+        rm -rf "$nvrtc_memo.doctor"
+    fi
     echo "== $dir: ctest $ctest_args"
+    # NVRTC's answers remembered (tests/nvrtc/memo.c): the real NVRTC is
+    # the Release build's (tensorc doctor names it), the memory starts empty
+    local memo_env=()
+    if [ -n "$nvrtc_real" ] && [ -e "$dir/tests/libnvrtc-memo.so" ]; then
+        memo_env=(TENSORC_NVRTC="$dir/tests/libnvrtc-memo.so" TC_NVRTC_MEMO_REAL="$nvrtc_real"
+                  TC_NVRTC_MEMO_DIR="$nvrtc_memo")
+    fi
     # shellcheck disable=SC2086
-    if ! (cd "$dir" && ctest --output-on-failure -j2 $ctest_args); then
+    if ! (cd "$dir" && env "${memo_env[@]}" ctest --output-on-failure -j2 $ctest_args); then
         status=1
     fi
     echo "== $dir: $((SECONDS - start)) s"
@@ -91,6 +103,12 @@ build_targets=
 # Release build's NVRTC compiles, read by the ASan build's run
 fakegpu_cache=$root/build/test-fakegpu-cache
 rm -rf "$fakegpu_cache"
+# NVRTC's memory (tests/nvrtc/memo.c), shared by every test of the Release,
+# ASan and UBSan builds: emptied here, so each distinct compile runs through
+# the real NVRTC once, in the first test to ask for it
+nvrtc_memo=$root/build/test-nvrtc-memo nvrtc_real=
+rm -rf "$nvrtc_memo"
+mkdir -p "$nvrtc_memo"
 TC_EMU_QUICK=1 TC_FAKEGPU_CACHE=$fakegpu_cache suite build "" -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON
 # the sanitizers check tensorc's code, which is the same for every arch and
 # every program's trip through NVRTC: a sample of the NVRTC compiles there
