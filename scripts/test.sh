@@ -28,11 +28,18 @@
 #                 each case's last output (TC_SELFTEST_QUICK: bench/selftest.c);
 #                 random-cuda's NVRTC 1 in 8 and random-grad's 30 programs
 #                 (tests/CMakeLists.txt, in every sanitizer build)
-#   build-ubsan/  clang, -fsanitize=undefined,float-cast-overflow (TC_UBSAN=ON;
-#                 gcc's UBSan does not check float -> int conversions): every
-#                 test but the four that mostly wait for NVRTC or rebuild the
+#   build-ubsan/  clang, -fsanitize=undefined,float-cast-overflow (TC_UBSAN=ON):
+#                 tensorc built and checked by a second compiler (-Werror;
+#                 clang evaluates operands in another order than gcc, which
+#                 golden, kernels and emu_same_cuda catch).  Every test but
+#                 the four that mostly wait for NVRTC or rebuild the
 #                 package (nvrtc, fakegpu, adamw_example, package), which the
-#                 two builds above run, and the emulators: instead,
+#                 two builds above run; the four whose time is the reference
+#                 interpreter's arithmetic (bench_selftest, grad, random-grad,
+#                 unit/test_fuzz), which the ASan build runs under gcc's
+#                 UBSan, float-cast-overflow included there too (TC_SANITIZE),
+#                 and whose fuzz corpus the fuzz build's clang ASan+UBSan
+#                 harnesses replay; and the emulators: instead,
 #                 emu_same_cuda (tests/emu/same_cuda.sh) compares clang-built
 #                 tensorc's generated CUDA, for every program the emulators
 #                 run and under their knobs, with the Release build's byte for
@@ -43,8 +50,10 @@
 #   build-tsan/   clang, ThreadSanitizer (TC_TSAN=ON): unit/test_contexts,
 #                 contexts compiling and running in several threads at once
 #   build-fuzz/   clang, libFuzzer (tests/fuzz): every seed and reproducer of
-#                 tests/fuzz/corpus, then TC_FUZZ_SECONDS (default 60) of
-#                 fuzzing for each harness (the two at once, a core each)
+#                 tests/fuzz/corpus (the regression part), then TC_FUZZ_SECONDS
+#                 (default 30; it was 60) of fuzzing for each harness (the two
+#                 at once, a core each): a short look for new findings on
+#                 every run, longer runs by hand (tests/fuzz/README.md)
 # ctest -j2 starts the costliest tests first (their COST: tests/CMakeLists.txt).
 # Prints each build's wall time and the total: 1822 s on 2 cores
 # (2026-11-27, session 15, a fresh clone of ci-trim's UBSan commit, 00b4807
@@ -120,7 +129,7 @@ TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 TC_GPU_CLASSES=examples,edges,random TC_SWE
     LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "-E ^(scan_emu|rows_emu|emu_.*)$" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1 -fno-omit-frame-pointer" \
     -DTC_WERROR=ON -DTC_SANITIZE=ON
 TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 TC_SAME_CUDA_REF=$root/build/tensorc suite build-ubsan \
-    "-E ^(nvrtc|fakegpu|adamw_example|package|scan_emu|rows_emu|emu_(online|rowpipe|attnknobs|fastmath))$" \
+    "-E ^(nvrtc|fakegpu|adamw_example|package|scan_emu|rows_emu|emu_(online|rowpipe|attnknobs|fastmath)|bench_selftest|grad|random-grad|unit/test_fuzz)$" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_UBSAN=ON -DTC_WERROR=ON
 # TSan: the one test, and what it loads; ASLR off where setarch can (some
 # kernels' mmap randomisation upsets clang 14's TSan: "unexpected memory mapping")
@@ -146,10 +155,10 @@ fi
 echo "== build-tsan: $((SECONDS - start)) s"
 unset TSAN_OPTIONS
 start=$SECONDS
-echo "== build-fuzz: build, then the corpus and ${TC_FUZZ_SECONDS:-60} s of each harness"
+echo "== build-fuzz: build, then the corpus and ${TC_FUZZ_SECONDS:-30} s of each harness"
 mkdir -p build-fuzz
 if quiet build-fuzz/test-build.log bash tests/fuzz/build.sh build-fuzz; then
-    bash tests/fuzz/run.sh build-fuzz "${TC_FUZZ_SECONDS:-60}" || status=1
+    bash tests/fuzz/run.sh build-fuzz "${TC_FUZZ_SECONDS:-30}" || status=1
 else
     status=1
 fi
