@@ -739,7 +739,7 @@ template <class T> static inline emu_arg emu_in(char c, const T &x) {
 }
 struct emu_ptx {
     struct opnd { std::vector<int> regs; bool mem = false; std::string lit; };
-    struct insn { std::string op; std::vector<opnd> ops; int kind = 0; };
+    struct insn { std::string op; std::vector<opnd> ops; int kind = 0; long long num = 0; bool trans = false; };
     /* run()'s cases (kind_of) */
     enum { K_BAD, K_NOP, K_CVT_F32_F16, K_CVT_F16_F32, K_CVT_BF16_F32, K_CVT_F32_BF16, K_CVT_BF16X2, K_CVT_F16X2,
            K_EX2, K_RCP, K_LG2, K_LG2_FTZ, K_MUL_F16X2, K_FMA_BF16X2, K_RZI_S32_F32, K_RZI_S32_F64,
@@ -747,6 +747,8 @@ struct emu_ptx {
            K_MAPA_CLUSTER, K_MBAR_INIT, K_MBAR_EXPECT, K_ST_ASYNC, K_MBAR_TRY, K_SELP, K_MAPA_U64, K_CP_ASYNC,
            K_CP_COMMIT, K_CP_WAIT, K_CP_WAIT_ALL, K_MMA_BF16, K_MMA_F16, K_MOVMATRIX, K_LDMATRIX };
     static int kind_of(const insn &in);
+    /* ldmatrix's .xN */
+    static int op_digit(const std::string &op) { return op[sizeof "ldmatrix.sync.aligned.m8n8.x" - 1] - '0'; }
     std::vector<insn> code;
     std::string text;
     explicit emu_ptx(const char *t);
@@ -821,6 +823,15 @@ EMU_MEMBER emu_ptx::emu_ptx(const char *t) : text(t) {
         }
         flush();
         in.kind = kind_of(in);
+        /* the literal parts run() reads, decoded once too */
+        if (in.kind == K_LDMATRIX) {
+            in.num = op_digit(in.op);
+            in.trans = has(in.op, ".trans");
+        } else if (in.kind == K_CP_ASYNC) {
+            in.num = atoi(in.ops.at(2).lit.c_str());
+        } else if (in.kind == K_CP_WAIT && in.ops.at(0).regs.empty()) {
+            in.num = atoll(in.ops.at(0).lit.c_str());
+        }
         code.push_back(in);
     }
 }
@@ -962,13 +973,13 @@ EMU_MEMBER void emu_ptx::run(std::initializer_list<emu_arg> il) const {
         case K_NOP: break;
         case K_MAPA_U64: put(R(0), (uintptr_t)emu_cluster_map((const char *)(uintptr_t)in_u(R(1)), (unsigned)in_u(R(2)))); break;
         case K_CP_ASYNC: {
-            const int n = atoi(in.ops.at(2).lit.c_str());
+            const int n = (int)in.num;
             const int srcn = in.ops.size() > 3 ? (int)in_u(R(3)) : n;
             emu_cp_async(in_u(R(0)), (const void *)(uintptr_t)in_u(R(1)), n, srcn);
             break;
         }
         case K_CP_COMMIT: emu_cp_commit(); break;
-        case K_CP_WAIT: emu_cp_wait(in.ops.at(0).regs.empty() ? atoll(in.ops.at(0).lit.c_str()) : (long long)in_u(R(0))); break;
+        case K_CP_WAIT: emu_cp_wait(in.ops.at(0).regs.empty() ? in.num : (long long)in_u(R(0))); break;
         case K_CP_WAIT_ALL: emu_cp_commit(); emu_cp_wait(0); break;
         case K_MMA_BF16:
         case K_MMA_F16: {
@@ -983,9 +994,9 @@ EMU_MEMBER void emu_ptx::run(std::initializer_list<emu_arg> il) const {
         }
         case K_MOVMATRIX: put(R(0), emu_movmatrix_trans((unsigned)in_u(R(1)))); break;
         case K_LDMATRIX: {
-            const int num = op[sizeof "ldmatrix.sync.aligned.m8n8.x" - 1] - '0';
+            const int num = (int)in.num;
             unsigned d[4];
-            emu_ldmatrix(num, has(op, ".trans"), d, in_u(R(1)));
+            emu_ldmatrix(num, in.trans, d, in_u(R(1)));
             for (int k = 0; k < num; k++) put(R(0, k), d[k]);
             break;
         }
