@@ -10,13 +10,20 @@
  * This library answers the NVRTC entry points tensorc uses
  * (src/runtime/nvrtc.c); nvrtcCompileProgram looks the compile up in
  * $TC_NVRTC_MEMO_DIR (one file per distinct compile, named by a hash of its
- * source, name, options and the real NVRTC's version and path), and only on
+ * source, options and the real NVRTC's version and path), and only on
  * a miss loads the real NVRTC ($TC_NVRTC_MEMO_REAL, else libnvrtc.so.13,
  * .so.12, .so as the dynamic linker finds them), compiles there and writes
  * the answer down (a temporary file renamed into place: parallel tests
  * never read half of one).  A hit is checked whole (the file holds the
- * compile's source, name and options, compared byte for byte), so a hash
+ * compile's source and options, compared byte for byte), so a hash
  * collision or a truncated file is a miss, never a wrong answer.  The
+ * program's name (tensorc's: the source file's path, in a temporary
+ * directory in many tests, where the source itself names only the file's
+ * base name) is not in the key: NVRTC writes it in the log's messages, not
+ * in the PTX or CUBIN (checked: the same bytes under two names), so a hit
+ * under another name gives the remembered log with that name replaced by
+ * this one; an answer whose PTX or CUBIN holds its name (line information,
+ * say) serves that name alone, and another name compiles for real.  The
  * version and architectures come from the real NVRTC, loaded on the first
  * call that needs them.
  *
@@ -170,9 +177,10 @@ nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog)
     return OK;
 }
 
-/* the memo file: "tc-nvrtc-memo 1\n", the key (length, bytes), the result,
- * then the log, PTX and CUBIN (each: whether NVRTC gave it, length, bytes) */
-static const char MAGIC[] = "tc-nvrtc-memo 1\n";
+/* the memo file: "tc-nvrtc-memo 2\n", the key (length, bytes), the name
+ * (whether given, length, bytes), the result, then the log, PTX and CUBIN
+ * (each: whether NVRTC gave it, length, bytes) */
+static const char MAGIC[] = "tc-nvrtc-memo 2\n";
 
 static int read_all(FILE *f, void *p, size_t n) { return fread(p, 1, n, f) == n; }
 
@@ -190,6 +198,36 @@ static int read_buf(FILE *f, struct buf *b)
     return 1;
 }
 
+static const char *memmem_(const char *h, size_t hn, const char *n, size_t nn)
+{
+    if (!h || nn == 0 || hn < nn)
+        return NULL;
+    for (size_t i = 0; i + nn <= hn; i++)
+        if (h[i] == n[0] && !memcmp(h + i, n, nn))
+            return h + i;
+    return NULL;
+}
+
+/* the log's every mention of the remembered name, this program's instead
+ * (the log's bytes end with NVRTC's NUL, counted in its size) */
+static void rename_in_log(struct buf *log, const char *from, const char *to)
+{
+    if (!log->have || !log->p)
+        return;
+    size_t fn = strlen(from), tn = strlen(to);
+    struct buf out = {0};
+    const char *s = log->p, *end = log->p + log->n, *hit;
+    while ((hit = memmem_(s, (size_t)(end - s), from, fn))) {
+        put(&out, s, (size_t)(hit - s));
+        put(&out, to, tn);
+        s = hit + fn;
+    }
+    put(&out, s, (size_t)(end - s));
+    free(log->p);
+    log->p = out.p;
+    log->n = out.n;
+}
+
 static int lookup(struct memo_prog *p, const char *file)
 {
     FILE *f = fopen(file, "rb");
@@ -204,14 +242,23 @@ static int lookup(struct memo_prog *p, const char *file)
         ok = k && read_all(f, k, klen) && !memcmp(k, p->key.p, klen);
         free(k);
     }
-    ok = ok && read_all(f, &res, sizeof res) && read_buf(f, &p->log) && read_buf(f, &p->ptx) &&
-         read_buf(f, &p->cubin) && fgetc(f) == EOF;
+    struct buf name = {0};
+    ok = ok && read_buf(f, &name) && read_all(f, &res, sizeof res) && read_buf(f, &p->log) &&
+         read_buf(f, &p->ptx) && read_buf(f, &p->cubin) && fgetc(f) == EOF;
     fclose(f);
+    /* another name: only where the images do not hold the remembered one */
+    const int renamed = ok && strcmp(name.p, p->name) != 0;
+    if (renamed && (name.n == 0 || memmem_(p->ptx.p, p->ptx.n, name.p, name.n) ||
+                    memmem_(p->cubin.p, p->cubin.n, name.p, name.n)))
+        ok = 0;
     if (!ok) {
-        free(p->log.p), free(p->ptx.p), free(p->cubin.p);
+        free(name.p), free(p->log.p), free(p->ptx.p), free(p->cubin.p);
         p->log = p->ptx = p->cubin = (struct buf){0};
         return 0;
     }
+    if (renamed)
+        rename_in_log(&p->log, name.p, p->name);
+    free(name.p);
     p->result = (nvrtcResult)res;
     return 1;
 }
@@ -235,6 +282,8 @@ static void store(const struct memo_prog *p, const char *file)
     fwrite(MAGIC, 1, sizeof MAGIC - 1, f);
     fwrite(&klen, sizeof klen, 1, f);
     fwrite(p->key.p, 1, p->key.n, f);
+    const struct buf name = {p->name, strlen(p->name), 1};
+    write_buf(f, &name);
     fwrite(&res, sizeof res, 1, f);
     write_buf(f, &p->log);
     write_buf(f, &p->ptx);
@@ -277,7 +326,6 @@ nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int nopts, const char *const 
     snprintf(ver, sizeof ver, "%d.%d", R.major, R.minor);
     put_str(&p->key, ver);
     put_str(&p->key, R.path);
-    put_str(&p->key, p->name);
     put_u64(&p->key, (uint64_t)nopts);
     for (int i = 0; i < nopts; i++)
         put_str(&p->key, opts[i] ? opts[i] : "");
