@@ -6,8 +6,10 @@
 #                 the emulators of the generated CUDA (tests/emu, tests/cpuemu)
 #                 on their TC_EMU_QUICK=1 subsets (each code path once, at the
 #                 smallest shapes that take it: each script's header says what
-#                 it keeps); nvrtc whole (every distinct kernel to CUBIN for
-#                 sm_80 and sm_90); fakegpu fills TC_FAKEGPU_CACHE
+#                 it keeps; emu.h's runtime compiled once per build tree,
+#                 each case's g++ the unit alone: tests/emu/rt.py); nvrtc
+#                 whole (every distinct kernel to CUBIN for sm_80 and sm_90);
+#                 fakegpu fills TC_FAKEGPU_CACHE
 #   build-asan/   gcc, AddressSanitizer + UBSan (TC_SANITIZE=ON), where leaks,
 #                 overflows and undefined behaviour fail the tests: every test
 #                 (at -O1, as ASan's documentation advises for speed: the
@@ -45,8 +47,7 @@
 #                 run and under their knobs, with the Release build's byte for
 #                 byte (TC_SAME_CUDA_REF), so that the Release build's
 #                 emulator runs hold for it (clang evaluates operands in
-#                 another order than gcc); the codegen sweep and the
-#                 self-test as in ASan
+#                 another order than gcc); the codegen sweep as in ASan
 #   build-tsan/   clang, ThreadSanitizer (TC_TSAN=ON): unit/test_contexts,
 #                 contexts compiling and running in several threads at once
 #   build-fuzz/   clang, libFuzzer (tests/fuzz): every seed and reproducer of
@@ -54,19 +55,38 @@
 #                 (default 30; it was 60) of fuzzing for each harness (the two
 #                 at once, a core each): a short look for new findings on
 #                 every run, longer runs by hand (tests/fuzz/README.md)
-# ctest -j2 starts the costliest tests first (their COST: tests/CMakeLists.txt).
-# Prints each build's wall time and the total: 1822 s on 2 cores
-# (2026-11-27, session 15, a fresh clone of ci-trim's UBSan commit, 00b4807
-# before its rebase onto main, the machine otherwise nearly idle: Release
-# 1020, asan 434, ubsan 239, tsan 15, fuzz 114; 2044 s for 2340b8f, the
-# trim's first half, with other work on the machine; session 13: 1182 s for
-# a smaller suite; the last CI run: 3098 s).  Still past the 15 minutes CI
-# should take: the Release build's ctest (978 s) is nvrtc (433 s of wall on
-# both cores: every distinct kernel for two archs, about 500 s of CPU),
-# fakegpu 173, codegen 103 and the emulators (emu_matmul 252,
-# emu_matmul_knobs 139, rows_emu 102, scan_emu 87, emu_attnknobs 85,
-# emu_online 69, cpuemu 51, ...: most of each is g++ building the emulated
-# units, 3-5 s a build).
+# NVRTC's answers are remembered across the tests and the three builds above
+# (tests/nvrtc/memo.c, loaded through TENSORC_NVRTC; build/test-nvrtc-memo,
+# emptied first): NVRTC is deterministic, and each test keeps a fresh kernel
+# cache of its own, so one unit was compiled again and again, test after
+# test and build after build, under ASan's allocator in the ASan build.  Each
+# distinct compile still runs through the real NVRTC once per run (every
+# kernel of tests/nvrtc/run.sh for sm_80 and sm_90 in the Release build's
+# nvrtc test, or in whichever test asked first), and tensorc's own code
+# (nvrtc.c's checks, its cache, the loading) runs on the real NVRTC's bytes.
+# ctest -j2 starts the costliest tests first (their COST: tests/CMakeLists.txt,
+# bench_selftest's in CMakeLists.txt).
+# Prints each build's wall time and the total.  1898 s, all passed, for a
+# fresh clone of a68ee79 (2026-11-28, session 16) on 2 cores shared with
+# another engineer's test runs (load 3.5 to 4.5 most of the time): Release
+# 1168 (build 38, ctest 1128), asan 506 (build 125, ctest 379), ubsan 133
+# (build 72, ctest 61), tsan 11, fuzz 80; 2640 s of CPU (user 2362, sys
+# 278), so no less than about 1320 s on an idle two-core machine.  The
+# slowest tests there, in wall seconds on the shared cores: nvrtc 406
+# (every distinct kernel for two archs, two compiles at a time: about 430 s
+# of CPU, the floor of this build), rows_emu 178, emu_matmul 156, fakegpu
+# 155, codegen 146, bench_selftest 139, cpuemu 109, emu_matmul_knobs 104,
+# emu_attnknobs 98, emu_online 81, scan_emu 73; ASan's bench_selftest 157,
+# fakegpu 124.  The same emulator tests alone with ctest -j2 on a quieter
+# machine: 470 s of test time where main's fresh clone had 910 (emu_matmul
+# 252 -> 85, emu_matmul_knobs 139 -> 57, rows_emu 102 -> 77, scan_emu 87 ->
+# 38, emu_attnknobs 85 -> 48, emu_online 69 -> 43).  Before (session 15,
+# main's fresh clone on a nearly idle machine): 1822 s (Release 1020, asan
+# 434, ubsan 239, tsan 15, fuzz 114); the last CI run: 3098 s.  Still past
+# the 15 minutes CI should take: what is left is mostly NVRTC (nvrtc,
+# fakegpu's 137 PTX units, codegen's sweep), the emulators' runs, the five
+# builds (about 230 s of wall) and the ASan build's reference-interpreter
+# tests.
 # Exits non-zero if anything fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
