@@ -6,8 +6,10 @@
 #                 the emulators of the generated CUDA (tests/emu, tests/cpuemu)
 #                 on their TC_EMU_QUICK=1 subsets (each code path once, at the
 #                 smallest shapes that take it: each script's header says what
-#                 it keeps); nvrtc whole (every distinct kernel to CUBIN for
-#                 sm_80 and sm_90); fakegpu fills TC_FAKEGPU_CACHE
+#                 it keeps; emu.h's runtime compiled once per build tree,
+#                 each case's g++ the unit alone: tests/emu/rt.py); nvrtc
+#                 whole (every distinct kernel to CUBIN for sm_80 and sm_90);
+#                 fakegpu fills TC_FAKEGPU_CACHE
 #   build-asan/   gcc, AddressSanitizer + UBSan (TC_SANITIZE=ON), where leaks,
 #                 overflows and undefined behaviour fail the tests: every test
 #                 (at -O1, as ASan's documentation advises for speed: the
@@ -28,36 +30,63 @@
 #                 each case's last output (TC_SELFTEST_QUICK: bench/selftest.c);
 #                 random-cuda's NVRTC 1 in 8 and random-grad's 30 programs
 #                 (tests/CMakeLists.txt, in every sanitizer build)
-#   build-ubsan/  clang, -fsanitize=undefined,float-cast-overflow (TC_UBSAN=ON;
-#                 gcc's UBSan does not check float -> int conversions): every
-#                 test but the four that mostly wait for NVRTC or rebuild the
+#   build-ubsan/  clang, -fsanitize=undefined,float-cast-overflow (TC_UBSAN=ON):
+#                 tensorc built and checked by a second compiler (-Werror;
+#                 clang evaluates operands in another order than gcc, which
+#                 golden, kernels and emu_same_cuda catch).  Every test but
+#                 the four that mostly wait for NVRTC or rebuild the
 #                 package (nvrtc, fakegpu, adamw_example, package), which the
-#                 two builds above run, and the emulators: instead,
+#                 two builds above run; the four whose time is the reference
+#                 interpreter's arithmetic (bench_selftest, grad, random-grad,
+#                 unit/test_fuzz), which the ASan build runs under gcc's
+#                 UBSan, float-cast-overflow included there too (TC_SANITIZE),
+#                 and whose fuzz corpus the fuzz build's clang ASan+UBSan
+#                 harnesses replay; and the emulators: instead,
 #                 emu_same_cuda (tests/emu/same_cuda.sh) compares clang-built
 #                 tensorc's generated CUDA, for every program the emulators
 #                 run and under their knobs, with the Release build's byte for
 #                 byte (TC_SAME_CUDA_REF), so that the Release build's
 #                 emulator runs hold for it (clang evaluates operands in
-#                 another order than gcc); the codegen sweep and the
-#                 self-test as in ASan
+#                 another order than gcc); the codegen sweep as in ASan
 #   build-tsan/   clang, ThreadSanitizer (TC_TSAN=ON): unit/test_contexts,
 #                 contexts compiling and running in several threads at once
 #   build-fuzz/   clang, libFuzzer (tests/fuzz): every seed and reproducer of
-#                 tests/fuzz/corpus, then TC_FUZZ_SECONDS (default 60) of
-#                 fuzzing for each harness (the two at once, a core each)
-# ctest -j2 starts the costliest tests first (their COST: tests/CMakeLists.txt).
-# Prints each build's wall time and the total: 1822 s on 2 cores
-# (2026-11-27, session 15, a fresh clone of ci-trim's UBSan commit, 00b4807
-# before its rebase onto main, the machine otherwise nearly idle: Release
-# 1020, asan 434, ubsan 239, tsan 15, fuzz 114; 2044 s for 2340b8f, the
-# trim's first half, with other work on the machine; session 13: 1182 s for
-# a smaller suite; the last CI run: 3098 s).  Still past the 15 minutes CI
-# should take: the Release build's ctest (978 s) is nvrtc (433 s of wall on
-# both cores: every distinct kernel for two archs, about 500 s of CPU),
-# fakegpu 173, codegen 103 and the emulators (emu_matmul 252,
-# emu_matmul_knobs 139, rows_emu 102, scan_emu 87, emu_attnknobs 85,
-# emu_online 69, cpuemu 51, ...: most of each is g++ building the emulated
-# units, 3-5 s a build).
+#                 tests/fuzz/corpus (the regression part), then TC_FUZZ_SECONDS
+#                 (default 30; it was 60) of fuzzing for each harness (the two
+#                 at once, a core each): a short look for new findings on
+#                 every run, longer runs by hand (tests/fuzz/README.md)
+# NVRTC's answers are remembered across the tests and the three builds above
+# (tests/nvrtc/memo.c, loaded through TENSORC_NVRTC; build/test-nvrtc-memo,
+# emptied first): NVRTC is deterministic, and each test keeps a fresh kernel
+# cache of its own, so one unit was compiled again and again, test after
+# test and build after build, under ASan's allocator in the ASan build.  Each
+# distinct compile still runs through the real NVRTC once per run (every
+# kernel of tests/nvrtc/run.sh for sm_80 and sm_90 in the Release build's
+# nvrtc test, or in whichever test asked first), and tensorc's own code
+# (nvrtc.c's checks, its cache, the loading) runs on the real NVRTC's bytes.
+# ctest -j2 starts the costliest tests first (their COST: tests/CMakeLists.txt,
+# bench_selftest's in CMakeLists.txt).
+# Prints each build's wall time and the total.  1898 s, all passed, for a
+# fresh clone of a68ee79 (2026-11-28, session 16) on 2 cores shared with
+# another engineer's test runs (load 3.5 to 4.5 most of the time): Release
+# 1168 (build 38, ctest 1128), asan 506 (build 125, ctest 379), ubsan 133
+# (build 72, ctest 61), tsan 11, fuzz 80; 2640 s of CPU (user 2362, sys
+# 278), so no less than about 1320 s on an idle two-core machine.  The
+# slowest tests there, in wall seconds on the shared cores: nvrtc 406
+# (every distinct kernel for two archs, two compiles at a time: about 430 s
+# of CPU, the floor of this build), rows_emu 178, emu_matmul 156, fakegpu
+# 155, codegen 146, bench_selftest 139, cpuemu 109, emu_matmul_knobs 104,
+# emu_attnknobs 98, emu_online 81, scan_emu 73; ASan's bench_selftest 157,
+# fakegpu 124.  The same emulator tests alone with ctest -j2 on a quieter
+# machine: 470 s of test time where main's fresh clone had 910 (emu_matmul
+# 252 -> 85, emu_matmul_knobs 139 -> 57, rows_emu 102 -> 77, scan_emu 87 ->
+# 38, emu_attnknobs 85 -> 48, emu_online 69 -> 43).  Before (session 15,
+# main's fresh clone on a nearly idle machine): 1822 s (Release 1020, asan
+# 434, ubsan 239, tsan 15, fuzz 114); the last CI run: 3098 s.  Still past
+# the 15 minutes CI should take: what is left is mostly NVRTC (nvrtc,
+# fakegpu's 137 PTX units, codegen's sweep), the emulators' runs, the five
+# builds (about 230 s of wall) and the ASan build's reference-interpreter
+# tests.
 # Exits non-zero if anything fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,9 +108,22 @@ suite() {
         status=1
         return
     fi
+    if [ "$dir" = build ]; then
+        # (doctor exits 1 without a GPU: its nvrtc line is still there)
+        nvrtc_real=$(TENSORC_CACHE_DIR="$nvrtc_memo.doctor" build/tensorc doctor 2>/dev/null |
+                     sed -n 's/^nvrtc:  *\(\/[^ ]*\) (.*/\1/p' || true)
+        rm -rf "$nvrtc_memo.doctor"
+    fi
     echo "== $dir: ctest $ctest_args"
+    # NVRTC's answers remembered (tests/nvrtc/memo.c): the real NVRTC is
+    # the Release build's (tensorc doctor names it), the memory starts empty
+    local memo_env=()
+    if [ -n "$nvrtc_real" ] && [ -e "$dir/tests/libnvrtc-memo.so" ]; then
+        memo_env=(TENSORC_NVRTC="$dir/tests/libnvrtc-memo.so" TC_NVRTC_MEMO_REAL="$nvrtc_real"
+                  TC_NVRTC_MEMO_DIR="$nvrtc_memo")
+    fi
     # shellcheck disable=SC2086
-    if ! (cd "$dir" && ctest --output-on-failure -j2 $ctest_args); then
+    if ! (cd "$dir" && env "${memo_env[@]}" ctest --output-on-failure -j2 $ctest_args); then
         status=1
     fi
     echo "== $dir: $((SECONDS - start)) s"
@@ -91,6 +133,12 @@ build_targets=
 # Release build's NVRTC compiles, read by the ASan build's run
 fakegpu_cache=$root/build/test-fakegpu-cache
 rm -rf "$fakegpu_cache"
+# NVRTC's memory (tests/nvrtc/memo.c), shared by every test of the Release,
+# ASan and UBSan builds: emptied here, so each distinct compile runs through
+# the real NVRTC once, in the first test to ask for it
+nvrtc_memo=$root/build/test-nvrtc-memo nvrtc_real=
+rm -rf "$nvrtc_memo"
+mkdir -p "$nvrtc_memo"
 TC_EMU_QUICK=1 TC_FAKEGPU_CACHE=$fakegpu_cache suite build "" -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON
 # the sanitizers check tensorc's code, which is the same for every arch and
 # every program's trip through NVRTC: a sample of the NVRTC compiles there
@@ -102,7 +150,7 @@ TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 TC_GPU_CLASSES=examples,edges,random TC_SWE
     LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "-E ^(scan_emu|rows_emu|emu_.*)$" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1 -fno-omit-frame-pointer" \
     -DTC_WERROR=ON -DTC_SANITIZE=ON
 TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 TC_SAME_CUDA_REF=$root/build/tensorc suite build-ubsan \
-    "-E ^(nvrtc|fakegpu|adamw_example|package|scan_emu|rows_emu|emu_(online|rowpipe|attnknobs|fastmath))$" \
+    "-E ^(nvrtc|fakegpu|adamw_example|package|scan_emu|rows_emu|emu_(online|rowpipe|attnknobs|fastmath)|bench_selftest|grad|random-grad|unit/test_fuzz)$" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_UBSAN=ON -DTC_WERROR=ON
 # TSan: the one test, and what it loads; ASLR off where setarch can (some
 # kernels' mmap randomisation upsets clang 14's TSan: "unexpected memory mapping")
@@ -128,10 +176,10 @@ fi
 echo "== build-tsan: $((SECONDS - start)) s"
 unset TSAN_OPTIONS
 start=$SECONDS
-echo "== build-fuzz: build, then the corpus and ${TC_FUZZ_SECONDS:-60} s of each harness"
+echo "== build-fuzz: build, then the corpus and ${TC_FUZZ_SECONDS:-30} s of each harness"
 mkdir -p build-fuzz
 if quiet build-fuzz/test-build.log bash tests/fuzz/build.sh build-fuzz; then
-    bash tests/fuzz/run.sh build-fuzz "${TC_FUZZ_SECONDS:-60}" || status=1
+    bash tests/fuzz/run.sh build-fuzz "${TC_FUZZ_SECONDS:-30}" || status=1
 else
     status=1
 fi

@@ -40,6 +40,31 @@
 #include <type_traits>
 #include <ucontext.h>
 #include <vector>
+/* Linkage.  Included alone (the default), everything here is static to its
+ * translation unit.  emu.py builds the emulator's runtime once (emu_rt.cpp,
+ * EMU_RT_IMPL: the launch loop, the fibers, the PTX interpreter, the shared
+ * state) and each unit against it (EMU_RT_EXTERN: that state extern, those
+ * functions declared here, defined there), so that a unit's build compiles
+ * only the unit and the inline parts it uses. */
+#if defined(EMU_RT_EXTERN) && defined(EMU_RT_IMPL)
+#error "EMU_RT_EXTERN (a unit) and EMU_RT_IMPL (emu_rt.cpp) exclude each other"
+#endif
+#ifdef EMU_RT_EXTERN
+#define EMU_STATE extern
+#define EMU_INIT(...)
+#define EMU_FN
+#define EMU_MEMBER
+#elif defined(EMU_RT_IMPL)
+#define EMU_STATE
+#define EMU_INIT(...) = __VA_ARGS__
+#define EMU_FN
+#define EMU_MEMBER
+#else
+#define EMU_STATE static
+#define EMU_INIT(...) = __VA_ARGS__
+#define EMU_FN static
+#define EMU_MEMBER inline
+#endif
 #ifndef EMU_ARCH
 #define EMU_ARCH 900
 
@@ -86,9 +111,9 @@ static inline float4 make_float4(float x, float y, float z, float w) { return fl
 static inline float2 make_float2(float x, float y) { return float2{x, y}; }
 
 /* ---- threads, blocks, clusters ---- */
-static dim3 threadIdx, blockIdx, blockDim, gridDim;
-static unsigned emu_k;   /* the running thread's block: its rank in the cluster */
-static unsigned emu_ncl = 1;
+EMU_STATE dim3 threadIdx, blockIdx, blockDim, gridDim;
+EMU_STATE unsigned emu_k;   /* the running thread's block: its rank in the cluster */
+EMU_STATE unsigned emu_ncl EMU_INIT(1);
 enum { EMU_MAXCL = 16, EMU_WIN = 4 << 20 }; /* ranks; bytes of shared window a rank */
 enum { EMU_DYN_SHARED = 227 << 10 }; /* extern __shared__: the most dynamic shared memory a block has */
 /* fresh shared memory's bytes: NaN in every float type (a GPU's may hold
@@ -111,19 +136,19 @@ struct emu_fiber {
     std::vector<emu_cp> cps; /* cp.async copies not yet made */
     long long cp_open = 0;   /* the group the next copies join (committed: below it) */
 };
-static std::vector<emu_fiber> emu_f;
-static emu_fiber *emu_cur;
-static ucontext_t emu_sched;
-static jmp_buf emu_sched_jb;
-static unsigned long long emu_progress;
-static char *emu_stacks;
-static size_t emu_nstacks;
+EMU_STATE std::vector<emu_fiber> emu_f;
+EMU_STATE emu_fiber *emu_cur;
+EMU_STATE ucontext_t emu_sched;
+EMU_STATE jmp_buf emu_sched_jb;
+EMU_STATE unsigned long long emu_progress;
+EMU_STATE char *emu_stacks;
+EMU_STATE size_t emu_nstacks;
 enum { EMU_STACK = 256 << 10 };
-static emu_bar emu_block_bar[EMU_MAXCL], emu_cluster_bar, emu_warp_bar[EMU_MAXCL][32];
-static unsigned char *emu_win; /* EMU_MAXCL windows of EMU_WIN bytes */
-static size_t emu_win_used = 0;
+EMU_STATE emu_bar emu_block_bar[EMU_MAXCL], emu_cluster_bar, emu_warp_bar[EMU_MAXCL][32];
+EMU_STATE unsigned char *emu_win; /* EMU_MAXCL windows of EMU_WIN bytes */
+EMU_STATE size_t emu_win_used EMU_INIT(0);
 
-static bool emu_fibers = true; /* false: a launch whose caller knows it has no barrier */
+EMU_STATE bool emu_fibers EMU_INIT(true); /* false: a launch whose caller knows it has no barrier */
 static inline void emu_yield() {
     if (!emu_fibers)
         emu_die("a barrier in a launch run without fibers%s", "");
@@ -170,7 +195,11 @@ static inline void emu_cluster_sync() {
 
 /* ---- shared memory: every rank's window holds each variable at one offset ---- */
 static inline unsigned char *emu_window(unsigned rank) { return emu_win + (size_t)rank * EMU_WIN; }
-static size_t emu_shared_alloc(size_t bytes, size_t align) {
+EMU_FN size_t emu_shared_alloc(size_t bytes, size_t align)
+#ifdef EMU_RT_EXTERN
+    ;
+#else
+{
     if (!emu_win) {
         emu_win = (unsigned char *)mmap(nullptr, (size_t)EMU_MAXCL * EMU_WIN, PROT_READ | PROT_WRITE,
                                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -185,6 +214,7 @@ static size_t emu_shared_alloc(size_t bytes, size_t align) {
         memset(emu_window(r) + off, EMU_POISON, bytes); /* garbage, as fresh shared memory */
     return off;
 }
+#endif
 template <class T, int ID, int AL = 16> static inline T &emu_shared() {
     static const size_t off = emu_shared_alloc(sizeof(T), AL > (int)alignof(T) ? AL : alignof(T));
     return *(T *)(emu_window(emu_k) + off);
@@ -210,7 +240,11 @@ template <class T> static inline const T *emu_cluster_map(const T *p, unsigned r
 }
 
 /* ---- launches ---- */
-static const std::function<void()> *emu_body;
+EMU_STATE const std::function<void()> *emu_body;
+EMU_FN void emu_launch(dim3 grid, dim3 block, unsigned ncl, const std::function<void()> &body, bool fibers = true);
+EMU_FN void emu_launch(unsigned grid, unsigned block, unsigned ncl, const std::function<void()> &body);
+EMU_FN void emu_launch_xy(unsigned grid, unsigned bx, unsigned by, const std::function<void()> &body);
+#ifndef EMU_RT_EXTERN
 static void emu_fiber_main() {
     emu_fiber *f = emu_cur;
     (*emu_body)();
@@ -300,7 +334,7 @@ static void emu_run_cluster(unsigned bx0, unsigned by, unsigned bz, unsigned ncl
     }
     emu_cur = nullptr;
 }
-static void emu_launch(dim3 grid, dim3 block, unsigned ncl, const std::function<void()> &body, bool fibers = true) {
+EMU_FN void emu_launch(dim3 grid, dim3 block, unsigned ncl, const std::function<void()> &body, bool fibers) {
     if (ncl < 1 || ncl > EMU_MAXCL || grid.x % ncl)
         emu_die("cluster of %s%lld blocks: not emulated", "", (long long)ncl);
     if (block.x * block.y * block.z > 1024 || block.x * block.y * block.z == 0)
@@ -327,21 +361,22 @@ static void emu_launch(dim3 grid, dim3 block, unsigned ncl, const std::function<
                                 z, ncl);
 }
 /* tests/emu/rows.cpp's form: a 1-D grid of 1-D blocks */
-static void emu_launch(unsigned grid, unsigned block, unsigned ncl, const std::function<void()> &body) {
+EMU_FN void emu_launch(unsigned grid, unsigned block, unsigned ncl, const std::function<void()> &body) {
     emu_launch(dim3(grid), dim3(block), ncl, body);
 }
 /* tests/emu/colpart.cpp's form: a 1-D grid of [bx, by] blocks (a columns
  * kernel's 2-D block, or a rows kernel's without a cluster) */
-static void emu_launch_xy(unsigned grid, unsigned bx, unsigned by, const std::function<void()> &body) {
+EMU_FN void emu_launch_xy(unsigned grid, unsigned bx, unsigned by, const std::function<void()> &body) {
     emu_launch(dim3(grid), dim3(bx, by), 1, body);
 }
+#endif /* EMU_RT_EXTERN */
 
 /* ---- warp collectives: each lane's input, the last lane computes every output ---- */
 struct emu_warp_x {
     unsigned char in[32][48], out[32][16];
     unsigned n; /* lanes in this warp */
 };
-static emu_warp_x emu_wx[EMU_MAXCL][32];
+EMU_STATE emu_warp_x emu_wx[EMU_MAXCL][32];
 template <class F> static inline void emu_collective(const void *in, size_t nin, void *out, size_t nout, F compute) {
     emu_warp_x &x = emu_wx[emu_k][emu_cur->warp];
     memcpy(x.in[emu_cur->lane], in, nin);
@@ -675,7 +710,7 @@ static inline void emu_ldmatrix(int num, bool trans, unsigned *d, unsigned long 
 /* 0: the MUFU approximations (rcp, lg2, ex2) correctly rounded; +1 / -1: each
  * result off by its documented bound upward / downward (fastmath.cpp's
  * sweeps); EMU_APPROX_BIAS in the environment sets it */
-static int emu_approx_bias = getenv("EMU_APPROX_BIAS") ? atoi(getenv("EMU_APPROX_BIAS")) : 0;
+EMU_STATE int emu_approx_bias EMU_INIT(getenv("EMU_APPROX_BIAS") ? atoi(getenv("EMU_APPROX_BIAS")) : 0);
 struct emu_arg {
     void *p;        /* the operand's variable (outputs) or bits (inputs) */
     int size;
@@ -704,61 +739,20 @@ template <class T> static inline emu_arg emu_in(char c, const T &x) {
 }
 struct emu_ptx {
     struct opnd { std::vector<int> regs; bool mem = false; std::string lit; };
-    struct insn { std::string op; std::vector<opnd> ops; };
+    struct insn { std::string op; std::vector<opnd> ops; int kind = 0; long long num = 0; bool trans = false; };
+    /* run()'s cases (kind_of) */
+    enum { K_BAD, K_NOP, K_CVT_F32_F16, K_CVT_F16_F32, K_CVT_BF16_F32, K_CVT_F32_BF16, K_CVT_BF16X2, K_CVT_F16X2,
+           K_EX2, K_RCP, K_LG2, K_LG2_FTZ, K_MUL_F16X2, K_FMA_BF16X2, K_RZI_S32_F32, K_RZI_S32_F64,
+           K_RZI_S64_F32, K_RZI_S64_F64, K_MOV_B32, K_NCTARANK, K_CTARANK, K_CL_ARRIVE, K_CL_WAIT,
+           K_MAPA_CLUSTER, K_MBAR_INIT, K_MBAR_EXPECT, K_ST_ASYNC, K_MBAR_TRY, K_SELP, K_MAPA_U64, K_CP_ASYNC,
+           K_CP_COMMIT, K_CP_WAIT, K_CP_WAIT_ALL, K_MMA_BF16, K_MMA_F16, K_MOVMATRIX, K_LDMATRIX, K_MAX_NAN,
+           K_MIN_NAN };
+    static int kind_of(const insn &in);
+    /* ldmatrix's .xN */
+    static int op_digit(const std::string &op) { return op[sizeof "ldmatrix.sync.aligned.m8n8.x" - 1] - '0'; }
     std::vector<insn> code;
     std::string text;
-    explicit emu_ptx(const char *t) : text(t) {
-        std::string s(t);
-        size_t i = 0;
-        while (i < s.size()) {
-            size_t j = s.find(';', i);
-            if (j == std::string::npos)
-                j = s.size();
-            std::string one = s.substr(i, j - i);
-            i = j + 1;
-            size_t a = one.find_first_not_of(" \t\n");
-            if (a == std::string::npos)
-                continue;
-            one = one.substr(a);
-            insn in;
-            size_t sp = one.find_first_of(" \t");
-            in.op = one.substr(0, sp);
-            std::string rest = sp == std::string::npos ? "" : one.substr(sp);
-            int depth = 0;
-            std::string cur;
-            auto flush = [&] {
-                opnd o;
-                for (size_t k = 0; k < cur.size(); k++) {
-                    if (cur[k] == '[')
-                        o.mem = true;
-                    if (cur[k] == '%' && k + 1 < cur.size() && isdigit((unsigned char)cur[k + 1]))
-                        o.regs.push_back(atoi(cur.c_str() + k + 1));
-                    else if (cur[k] == '%' && k + 1 < cur.size() && cur[k + 1] == '%')
-                        o.lit = cur.substr(k + 2), k = cur.size();
-                }
-                if (o.regs.empty() && o.lit.empty()) {
-                    size_t b = cur.find_first_not_of(" \t\n");
-                    if (b != std::string::npos)
-                        o.lit = cur.substr(b);
-                }
-                if (!cur.empty() && (!o.regs.empty() || !o.lit.empty()))
-                    in.ops.push_back(o);
-                cur.clear();
-            };
-            for (char ch : rest) {
-                if (ch == '{' || ch == '[')
-                    depth++;
-                if (ch == '}' || ch == ']')
-                    depth--;
-                if (ch == ',' && depth == 0)
-                    flush();
-                else
-                    cur += ch;
-            }
-            flush();
-            code.push_back(in);
-        }
-    }
+    explicit emu_ptx(const char *t);
     static unsigned long long in_u(const emu_arg &a) {
         if (a.p) {
             unsigned long long v = 0;
@@ -777,118 +771,261 @@ struct emu_ptx {
     static void putf(const emu_arg &a, float f) { unsigned u; memcpy(&u, &f, 4); put(a, u); }
     static bool has(const std::string &op, const char *s) { return op.find(s) != std::string::npos; }
     void bad(const insn &in) const { emu_die("PTX not emulated: %s", (in.op + " in \"" + text + "\"").c_str()); }
-    void run(std::initializer_list<emu_arg> il) const {
-        std::vector<emu_arg> A(il);
-        bool pred = false; /* the block's .pred p */
-        for (const insn &in : code) {
-            const std::string &op = in.op;
-            auto R = [&](int o, int k = 0) -> const emu_arg & { return A.at(in.ops.at(o).regs.at(k)); };
-            if (op == "cvt.f32.f16") putf(R(0), emu_h2f((unsigned short)in_u(R(1))));
-            else if (op == "cvt.rn.f16.f32") put(R(0), emu_f2h(in_f(R(1))));
-            else if (op == "cvt.rn.bf16.f32") put(R(0), emu_f2bf(in_f(R(1))));
-            else if (op == "cvt.f32.bf16") putf(R(0), emu_bf2f((unsigned short)in_u(R(1))));
-            /* d = {a in the upper half, b in the lower} */
-            else if (op == "cvt.rn.bf16x2.f32") put(R(0), (unsigned)emu_f2bf(in_f(R(1))) << 16 | emu_f2bf(in_f(R(2))));
-            else if (op == "cvt.rn.f16x2.f32") put(R(0), (unsigned)emu_f2h(in_f(R(1))) << 16 | emu_f2h(in_f(R(2))));
-            /* NaN if either is (the canonical one), else the larger / smaller */
-            else if (op == "max.NaN.f32" || op == "min.NaN.f32") {
-                const float a = in_f(R(1)), b = in_f(R(2));
-                const bool mx = op[1] == 'a';
-                putf(R(0), a != a || b != b ? __uint_as_float(0x7fffffffu) : mx ? std::fmax(a, b) : std::fmin(a, b));
+    void run(std::initializer_list<emu_arg> il) const;
+};
+#ifndef EMU_RT_EXTERN
+EMU_MEMBER emu_ptx::emu_ptx(const char *t) : text(t) {
+    std::string s(t);
+    size_t i = 0;
+    while (i < s.size()) {
+        size_t j = s.find(';', i);
+        if (j == std::string::npos)
+            j = s.size();
+        std::string one = s.substr(i, j - i);
+        i = j + 1;
+        size_t a = one.find_first_not_of(" \t\n");
+        if (a == std::string::npos)
+            continue;
+        one = one.substr(a);
+        insn in;
+        size_t sp = one.find_first_of(" \t");
+        in.op = one.substr(0, sp);
+        std::string rest = sp == std::string::npos ? "" : one.substr(sp);
+        int depth = 0;
+        std::string cur;
+        auto flush = [&] {
+            opnd o;
+            for (size_t k = 0; k < cur.size(); k++) {
+                if (cur[k] == '[')
+                    o.mem = true;
+                if (cur[k] == '%' && k + 1 < cur.size() && isdigit((unsigned char)cur[k + 1]))
+                    o.regs.push_back(atoi(cur.c_str() + k + 1));
+                else if (cur[k] == '%' && k + 1 < cur.size() && cur[k + 1] == '%')
+                    o.lit = cur.substr(k + 2), k = cur.size();
             }
-            else if (op == "ex2.approx.ftz.f32") { /* exact here; the MUFU's is within 2 ulp
-                                                  * (emu_approx_bias: off by those 2) */
-                float r = exp2f(in_f(R(1)));
-                for (int i = 0; i < 2 && emu_approx_bias && std::isfinite(r) && r != 0.0f; i++)
-                    r = nextafterf(r, emu_approx_bias > 0 ? INFINITY : -INFINITY);
-                putf(R(0), fabsf(r) < 1.17549435e-38f ? 0.0f : r);
+            if (o.regs.empty() && o.lit.empty()) {
+                size_t b = cur.find_first_not_of(" \t\n");
+                if (b != std::string::npos)
+                    o.lit = cur.substr(b);
             }
-            /* the MUFU's approximations, correctly rounded here, or (emu_approx_bias)
-             * off by the PTX ISA's bound in one direction: rcp 1 ulp, lg2 2^-22.6 */
-            else if (op == "rcp.approx.ftz.f32") {
-                const float a = in_f(R(1));
-                float r = fabsf(a) < 1.17549435e-38f ? copysignf(INFINITY, a) : (float)(1.0 / (double)a);
-                if (emu_approx_bias && std::isfinite(r) && r != 0.0f)
-                    r = nextafterf(r, emu_approx_bias > 0 ? INFINITY : -INFINITY);
-                putf(R(0), fabsf(r) < 1.17549435e-38f ? copysignf(0.0f, r) : r);
-            } else if (op == "lg2.approx.f32" || op == "lg2.approx.ftz.f32") {
-                float a = in_f(R(1));
-                if (op == "lg2.approx.ftz.f32" && fabsf(a) < 1.17549435e-38f)
-                    a = copysignf(0.0f, a); /* a subnormal input is flushed */
-                const double l = log2((double)a);
-                putf(R(0), (float)(std::isfinite(l) ? l + emu_approx_bias * exp2(-22.6) : l));
-            }
-            /* per 16-bit half: the f32 product of two f16/bf16 is exact, then one rounding
-             * (fma: exact in double for the -0 addend matmul.cuh gives, rounded once) */
-            else if (op == "mul.rn.f16x2") {
-                const unsigned a = (unsigned)in_u(R(1)), b = (unsigned)in_u(R(2));
-                put(R(0), (unsigned)emu_f2h(emu_h2f(a >> 16) * emu_h2f(b >> 16)) << 16 |
-                              emu_f2h(emu_h2f(a & 0xffff) * emu_h2f(b & 0xffff)));
-            } else if (op == "fma.rn.bf16x2") {
-                const unsigned a = (unsigned)in_u(R(1)), b = (unsigned)in_u(R(2)), c = (unsigned)in_u(R(3));
-                auto h = [](unsigned x, unsigned y, unsigned z) {
-                    return emu_f2bf((float)((double)emu_bf2f(x) * emu_bf2f(y) + emu_bf2f(z)));
-                };
-                put(R(0), (unsigned)h(a >> 16, b >> 16, c >> 16) << 16 | h(a & 0xffff, b & 0xffff, c & 0xffff));
-            }
-            else if (op == "cvt.rzi.s32.f32") put(R(0), (unsigned)emu_rzi<int>(in_f(R(1))));
-            else if (op == "cvt.rzi.s32.f64") put(R(0), (unsigned)emu_rzi<int>(in_d(R(1))));
-            else if (op == "cvt.rzi.s64.f32") put(R(0), (unsigned long long)emu_rzi<long long>(in_f(R(1))));
-            else if (op == "cvt.rzi.s64.f64") put(R(0), (unsigned long long)emu_rzi<long long>(in_d(R(1))));
-            else if (op == "mov.b32" && !in.ops.at(1).regs.empty()) put(R(0), (unsigned)in_u(R(1)));
-            else if (op == "mov.u32" && in.ops.at(1).lit == "cluster_nctarank") put(R(0), emu_ncl);
-            else if (op == "mov.u32" && in.ops.at(1).lit == "cluster_ctarank") put(R(0), emu_k);
-            else if (op.rfind("barrier.cluster.arrive", 0) == 0) emu_cluster_arrive();
-            else if (op.rfind("barrier.cluster.wait", 0) == 0) emu_cluster_wait();
-            else if (op == "mapa.shared::cluster.u32") {
-                const unsigned long long a = in_u(R(1)), r = in_u(R(2));
-                if (a >= EMU_WIN || r >= emu_ncl)
-                    emu_die("mapa.shared::cluster of %s%lld", "", (long long)a);
-                put(R(0), (r + 1) * EMU_WIN + a);
-            } else if (op == "mbarrier.init.shared::cta.b64") emu_mbar_init(emu_shared_ptr(in_u(R(0)), 8), (unsigned)in_u(R(1)));
-            else if (op == "fence.mbarrier_init.release.cluster") {}
-            else if (op == "mbarrier.arrive.expect_tx.shared::cta.b64") emu_mbar_arrive_tx(emu_shared_ptr(in_u(R(1)), 8), (unsigned)in_u(R(2)));
-            else if (op == "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32") emu_st_async(in_u(R(0)), (unsigned)in_u(R(1)), in_u(R(2)));
-            /* { .reg .pred p; mbarrier.try_wait.parity... p, [bar], ph; selp.u32 d, 1, 0, p; } */
-            else if (op == "mbarrier.try_wait.parity.shared::cta.b64") pred = emu_mbar_try(emu_shared_ptr(in_u(R(1)), 8), (unsigned)in_u(R(2)));
-            else if (op == "selp.u32" && in.ops.size() == 4 && in.ops[3].lit == "p") put(R(0), pred ? 1 : 0);
-            else if (op[0] == '{' || op[0] == '}') {} /* the block around a predicate (.reg .pred p) */
-            else if (op == "mapa.u64") put(R(0), (uintptr_t)emu_cluster_map((const char *)(uintptr_t)in_u(R(1)), (unsigned)in_u(R(2))));
-            else if (op.rfind("cp.async.c", 0) == 0 && has(op, ".shared.global")) {
-                const int n = atoi(in.ops.at(2).lit.c_str());
-                const int srcn = in.ops.size() > 3 ? (int)in_u(R(3)) : n;
-                emu_cp_async(in_u(R(0)), (const void *)(uintptr_t)in_u(R(1)), n, srcn);
-            } else if (op == "cp.async.commit_group") emu_cp_commit();
-            else if (op == "fence.acq_rel.gpu") {} /* blocks run one at a time here */
-            else if (op == "cp.async.wait_group") emu_cp_wait(in.ops.at(0).regs.empty() ? atoll(in.ops.at(0).lit.c_str()) : (long long)in_u(R(0)));
-            else if (op == "cp.async.wait_all") { emu_cp_commit(); emu_cp_wait(0); }
-            else if (op.rfind("mma.sync.aligned.m16n8k16.row.col.f32.", 0) == 0) {
-                const bool bf = has(op, ".f32.bf16.bf16.f32");
-                if (!bf && !has(op, ".f32.f16.f16.f32"))
-                    bad(in);
-                unsigned a[4], b[2];
-                float c[4], d[4];
-                for (int k = 0; k < 4; k++) a[k] = (unsigned)in_u(R(1, k));
-                for (int k = 0; k < 2; k++) b[k] = (unsigned)in_u(R(2, k));
-                for (int k = 0; k < 4; k++) c[k] = in_f(R(3, k));
-                emu_mma_m16n8k16(bf, d, a, b, c);
-                for (int k = 0; k < 4; k++) putf(R(0, k), d[k]);
-            } else if (op == "movmatrix.sync.aligned.m8n8.trans.b16") put(R(0), emu_movmatrix_trans((unsigned)in_u(R(1))));
-            else if (op.rfind("ldmatrix.sync.aligned.m8n8.x", 0) == 0) {
-                const int num = op[sizeof "ldmatrix.sync.aligned.m8n8.x" - 1] - '0';
-                unsigned d[4];
-                emu_ldmatrix(num, has(op, ".trans"), d, in_u(R(1)));
-                for (int k = 0; k < num; k++) put(R(0, k), d[k]);
-            } else bad(in);
+            if (!cur.empty() && (!o.regs.empty() || !o.lit.empty()))
+                in.ops.push_back(o);
+            cur.clear();
+        };
+        for (char ch : rest) {
+            if (ch == '{' || ch == '[')
+                depth++;
+            if (ch == '}' || ch == ']')
+                depth--;
+            if (ch == ',' && depth == 0)
+                flush();
+            else
+                cur += ch;
+        }
+        flush();
+        in.kind = kind_of(in);
+        /* the literal parts run() reads, decoded once too */
+        if (in.kind == K_LDMATRIX) {
+            in.num = op_digit(in.op);
+            in.trans = has(in.op, ".trans");
+        } else if (in.kind == K_CP_ASYNC) {
+            in.num = atoi(in.ops.at(2).lit.c_str());
+        } else if (in.kind == K_CP_WAIT && in.ops.at(0).regs.empty()) {
+            in.num = atoll(in.ops.at(0).lit.c_str());
+        }
+        code.push_back(in);
+    }
+}
+/* which of run()'s cases an instruction is: decided once, at decoding (the
+ * tests below were run()'s own, on every execution) */
+EMU_MEMBER int emu_ptx::kind_of(const insn &in) {
+    const std::string &op = in.op;
+    if (op == "cvt.f32.f16") return K_CVT_F32_F16;
+    if (op == "cvt.rn.f16.f32") return K_CVT_F16_F32;
+    if (op == "cvt.rn.bf16.f32") return K_CVT_BF16_F32;
+    if (op == "cvt.f32.bf16") return K_CVT_F32_BF16;
+    if (op == "cvt.rn.bf16x2.f32") return K_CVT_BF16X2;
+    if (op == "cvt.rn.f16x2.f32") return K_CVT_F16X2;
+    if (op == "max.NaN.f32") return K_MAX_NAN;
+    if (op == "min.NaN.f32") return K_MIN_NAN;
+    if (op == "ex2.approx.ftz.f32") return K_EX2;
+    if (op == "rcp.approx.ftz.f32") return K_RCP;
+    if (op == "lg2.approx.f32") return K_LG2;
+    if (op == "lg2.approx.ftz.f32") return K_LG2_FTZ;
+    if (op == "mul.rn.f16x2") return K_MUL_F16X2;
+    if (op == "fma.rn.bf16x2") return K_FMA_BF16X2;
+    if (op == "cvt.rzi.s32.f32") return K_RZI_S32_F32;
+    if (op == "cvt.rzi.s32.f64") return K_RZI_S32_F64;
+    if (op == "cvt.rzi.s64.f32") return K_RZI_S64_F32;
+    if (op == "cvt.rzi.s64.f64") return K_RZI_S64_F64;
+    if (op == "mov.b32" && !in.ops.at(1).regs.empty()) return K_MOV_B32;
+    if (op == "mov.u32" && in.ops.at(1).lit == "cluster_nctarank") return K_NCTARANK;
+    if (op == "mov.u32" && in.ops.at(1).lit == "cluster_ctarank") return K_CTARANK;
+    if (op.rfind("barrier.cluster.arrive", 0) == 0) return K_CL_ARRIVE;
+    if (op.rfind("barrier.cluster.wait", 0) == 0) return K_CL_WAIT;
+    if (op == "mapa.shared::cluster.u32") return K_MAPA_CLUSTER;
+    if (op == "mbarrier.init.shared::cta.b64") return K_MBAR_INIT;
+    if (op == "fence.mbarrier_init.release.cluster") return K_NOP;
+    if (op == "mbarrier.arrive.expect_tx.shared::cta.b64") return K_MBAR_EXPECT;
+    if (op == "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32") return K_ST_ASYNC;
+    /* { .reg .pred p; mbarrier.try_wait.parity... p, [bar], ph; selp.u32 d, 1, 0, p; } */
+    if (op == "mbarrier.try_wait.parity.shared::cta.b64") return K_MBAR_TRY;
+    if (op == "selp.u32" && in.ops.size() == 4 && in.ops[3].lit == "p") return K_SELP;
+    if (op[0] == '{' || op[0] == '}') return K_NOP; /* the block around a predicate (.reg .pred p) */
+    if (op == "mapa.u64") return K_MAPA_U64;
+    if (op.rfind("cp.async.c", 0) == 0 && has(op, ".shared.global")) return K_CP_ASYNC;
+    if (op == "cp.async.commit_group") return K_CP_COMMIT;
+    if (op == "fence.acq_rel.gpu") return K_NOP; /* blocks run one at a time here */
+    if (op == "cp.async.wait_group") return K_CP_WAIT;
+    if (op == "cp.async.wait_all") return K_CP_WAIT_ALL;
+    if (op.rfind("mma.sync.aligned.m16n8k16.row.col.f32.", 0) == 0) {
+        if (has(op, ".f32.bf16.bf16.f32"))
+            return K_MMA_BF16;
+        if (has(op, ".f32.f16.f16.f32"))
+            return K_MMA_F16;
+        return K_BAD;
+    }
+    if (op == "movmatrix.sync.aligned.m8n8.trans.b16") return K_MOVMATRIX;
+    if (op.rfind("ldmatrix.sync.aligned.m8n8.x", 0) == 0) return K_LDMATRIX;
+    return K_BAD;
+}
+EMU_MEMBER void emu_ptx::run(std::initializer_list<emu_arg> il) const {
+    const emu_arg *A = il.begin();
+    const size_t nA = il.size();
+    bool pred = false; /* the block's .pred p */
+    for (const insn &in : code) {
+        const std::string &op = in.op;
+        auto R = [&](int o, int k = 0) -> const emu_arg & {
+            const int r = in.ops.at(o).regs.at(k);
+            if (r < 0 || (size_t)r >= nA)
+                emu_die("PTX operand %%%s past the asm's operands", std::to_string(r).c_str());
+            return A[r];
+        };
+        switch (in.kind) {
+        case K_CVT_F32_F16: putf(R(0), emu_h2f((unsigned short)in_u(R(1)))); break;
+        case K_CVT_F16_F32: put(R(0), emu_f2h(in_f(R(1)))); break;
+        case K_CVT_BF16_F32: put(R(0), emu_f2bf(in_f(R(1)))); break;
+        case K_CVT_F32_BF16: putf(R(0), emu_bf2f((unsigned short)in_u(R(1)))); break;
+        /* d = {a in the upper half, b in the lower} */
+        case K_CVT_BF16X2: put(R(0), (unsigned)emu_f2bf(in_f(R(1))) << 16 | emu_f2bf(in_f(R(2)))); break;
+        case K_CVT_F16X2: put(R(0), (unsigned)emu_f2h(in_f(R(1))) << 16 | emu_f2h(in_f(R(2)))); break;
+        /* NaN if either is (the canonical one), else the larger / smaller */
+        case K_MAX_NAN:
+        case K_MIN_NAN: {
+            const float a = in_f(R(1)), b = in_f(R(2));
+            putf(R(0), a != a || b != b ? __uint_as_float(0x7fffffffu)
+                       : in.kind == K_MAX_NAN ? std::fmax(a, b) : std::fmin(a, b));
+            break;
+        }
+        case K_EX2: { /* exact here; the MUFU's is within 2 ulp
+                       * (emu_approx_bias: off by those 2) */
+            float r = exp2f(in_f(R(1)));
+            for (int i = 0; i < 2 && emu_approx_bias && std::isfinite(r) && r != 0.0f; i++)
+                r = nextafterf(r, emu_approx_bias > 0 ? INFINITY : -INFINITY);
+            putf(R(0), fabsf(r) < 1.17549435e-38f ? 0.0f : r);
+            break;
+        }
+        /* the MUFU's approximations, correctly rounded here, or (emu_approx_bias)
+         * off by the PTX ISA's bound in one direction: rcp 1 ulp, lg2 2^-22.6 */
+        case K_RCP: {
+            const float a = in_f(R(1));
+            float r = fabsf(a) < 1.17549435e-38f ? copysignf(INFINITY, a) : (float)(1.0 / (double)a);
+            if (emu_approx_bias && std::isfinite(r) && r != 0.0f)
+                r = nextafterf(r, emu_approx_bias > 0 ? INFINITY : -INFINITY);
+            putf(R(0), fabsf(r) < 1.17549435e-38f ? copysignf(0.0f, r) : r);
+            break;
+        }
+        case K_LG2:
+        case K_LG2_FTZ: {
+            float a = in_f(R(1));
+            if (in.kind == K_LG2_FTZ && fabsf(a) < 1.17549435e-38f)
+                a = copysignf(0.0f, a); /* a subnormal input is flushed */
+            const double l = log2((double)a);
+            putf(R(0), (float)(std::isfinite(l) ? l + emu_approx_bias * exp2(-22.6) : l));
+            break;
+        }
+        /* per 16-bit half: the f32 product of two f16/bf16 is exact, then one rounding
+         * (fma: exact in double for the -0 addend matmul.cuh gives, rounded once) */
+        case K_MUL_F16X2: {
+            const unsigned a = (unsigned)in_u(R(1)), b = (unsigned)in_u(R(2));
+            put(R(0), (unsigned)emu_f2h(emu_h2f(a >> 16) * emu_h2f(b >> 16)) << 16 |
+                          emu_f2h(emu_h2f(a & 0xffff) * emu_h2f(b & 0xffff)));
+            break;
+        }
+        case K_FMA_BF16X2: {
+            const unsigned a = (unsigned)in_u(R(1)), b = (unsigned)in_u(R(2)), c = (unsigned)in_u(R(3));
+            auto h = [](unsigned x, unsigned y, unsigned z) {
+                return emu_f2bf((float)((double)emu_bf2f(x) * emu_bf2f(y) + emu_bf2f(z)));
+            };
+            put(R(0), (unsigned)h(a >> 16, b >> 16, c >> 16) << 16 | h(a & 0xffff, b & 0xffff, c & 0xffff));
+            break;
+        }
+        case K_RZI_S32_F32: put(R(0), (unsigned)emu_rzi<int>(in_f(R(1)))); break;
+        case K_RZI_S32_F64: put(R(0), (unsigned)emu_rzi<int>(in_d(R(1)))); break;
+        case K_RZI_S64_F32: put(R(0), (unsigned long long)emu_rzi<long long>(in_f(R(1)))); break;
+        case K_RZI_S64_F64: put(R(0), (unsigned long long)emu_rzi<long long>(in_d(R(1)))); break;
+        case K_MOV_B32: put(R(0), (unsigned)in_u(R(1))); break;
+        case K_NCTARANK: put(R(0), emu_ncl); break;
+        case K_CTARANK: put(R(0), emu_k); break;
+        case K_CL_ARRIVE: emu_cluster_arrive(); break;
+        case K_CL_WAIT: emu_cluster_wait(); break;
+        case K_MAPA_CLUSTER: {
+            const unsigned long long a = in_u(R(1)), r = in_u(R(2));
+            if (a >= EMU_WIN || r >= emu_ncl)
+                emu_die("mapa.shared::cluster of %s%lld", "", (long long)a);
+            put(R(0), (r + 1) * EMU_WIN + a);
+            break;
+        }
+        case K_MBAR_INIT: emu_mbar_init(emu_shared_ptr(in_u(R(0)), 8), (unsigned)in_u(R(1))); break;
+        case K_MBAR_EXPECT: emu_mbar_arrive_tx(emu_shared_ptr(in_u(R(1)), 8), (unsigned)in_u(R(2))); break;
+        case K_ST_ASYNC: emu_st_async(in_u(R(0)), (unsigned)in_u(R(1)), in_u(R(2))); break;
+        case K_MBAR_TRY: pred = emu_mbar_try(emu_shared_ptr(in_u(R(1)), 8), (unsigned)in_u(R(2))); break;
+        case K_SELP: put(R(0), pred ? 1 : 0); break;
+        case K_NOP: break;
+        case K_MAPA_U64: put(R(0), (uintptr_t)emu_cluster_map((const char *)(uintptr_t)in_u(R(1)), (unsigned)in_u(R(2)))); break;
+        case K_CP_ASYNC: {
+            const int n = (int)in.num;
+            const int srcn = in.ops.size() > 3 ? (int)in_u(R(3)) : n;
+            emu_cp_async(in_u(R(0)), (const void *)(uintptr_t)in_u(R(1)), n, srcn);
+            break;
+        }
+        case K_CP_COMMIT: emu_cp_commit(); break;
+        case K_CP_WAIT: emu_cp_wait(in.ops.at(0).regs.empty() ? in.num : (long long)in_u(R(0))); break;
+        case K_CP_WAIT_ALL: emu_cp_commit(); emu_cp_wait(0); break;
+        case K_MMA_BF16:
+        case K_MMA_F16: {
+            unsigned a[4], b[2];
+            float c[4], d[4];
+            for (int k = 0; k < 4; k++) a[k] = (unsigned)in_u(R(1, k));
+            for (int k = 0; k < 2; k++) b[k] = (unsigned)in_u(R(2, k));
+            for (int k = 0; k < 4; k++) c[k] = in_f(R(3, k));
+            emu_mma_m16n8k16(in.kind == K_MMA_BF16, d, a, b, c);
+            for (int k = 0; k < 4; k++) putf(R(0, k), d[k]);
+            break;
+        }
+        case K_MOVMATRIX: put(R(0), emu_movmatrix_trans((unsigned)in_u(R(1)))); break;
+        case K_LDMATRIX: {
+            const int num = (int)in.num;
+            unsigned d[4];
+            emu_ldmatrix(num, in.trans, d, in_u(R(1)));
+            for (int k = 0; k < num; k++) put(R(0, k), d[k]);
+            break;
+        }
+        default: bad(in);
         }
     }
-};
+}
+#endif /* EMU_RT_EXTERN */
 
 /* runtime/exec.c's sizing of a row kernel's launch (clusters up to 16, the
  * portable 8 first, blocks of 256 threads or more), from the row length:
  * rows.cpp sizes its launches with it */
 /* bmax: the kernel's block[0] (sched: 512 for TENSORC_ROWS_REGS=32 rows) */
-static void emu_size(long long len, int per, unsigned *ncl, unsigned *block, unsigned bmax = 1024) {
+EMU_FN void emu_size(long long len, int per, unsigned *ncl, unsigned *block, unsigned bmax = 1024)
+#ifdef EMU_RT_EXTERN
+    ;
+#else
+{
     unsigned cl = 1, b = 256;
     if (len > (long long)bmax * per) {
         for (int tries = 0; tries < 4; tries++) {
@@ -912,4 +1049,5 @@ static void emu_size(long long len, int per, unsigned *ncl, unsigned *block, uns
     *ncl = cl;
     *block = bb;
 }
+#endif
 #endif

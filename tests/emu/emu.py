@@ -57,6 +57,7 @@ import tempfile
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 import unit  # noqa: E402
+import rt  # noqa: E402
 
 argv = sys.argv[1:]
 opts = {"dtype": [], "arch": "900", "quiet": False, "caps": [], "specials": False, "rows": False, "clusters": 0}
@@ -319,7 +320,7 @@ def edge_rows(vals, v):
 
 work = tempfile.mkdtemp(prefix="tc-emu-")
 outs = [n for n, b in bufs.items() if b["kind"] == "output"]
-cpp = ['#include "%s/emu.h"' % here, "#line 1 \"unit.cu\"", unit.rewrite(src[:src.index("/*\nlaunch plan")]),
+cpp = ['#include "emu.h"', "#line 1 \"unit.cu\"", unit.rewrite(src[:src.index("/*\nlaunch plan")]),
        '#include "%s/plan.h"' % here, "int main(int argc, char **argv) {", "  const int which = atoi(argv[1]);"]
 for si, shape in enumerate(shapes):
     sym.clear()
@@ -456,7 +457,13 @@ for si, shape in enumerate(shapes):
 cpp.append("  return 0;\n}")
 open(work + "/m.cpp", "w").write("\n".join(cpp) + "\n")
 cxx = os.environ.get("CXX", "g++")
-r = subprocess.run([cxx, "-std=c++17", "-O1", "-w", "-DEMU_ARCH=" + opts["arch"], "-o", work + "/m", work + "/m.cpp"],
+# emu.h's runtime built once (rt.py: emu_rt.o and the precompiled emu.h),
+# the unit alone here
+try:
+    rtdir, rtobj = rt.runtime(cxx, opts["arch"], rt.base(tc))
+except (RuntimeError, OSError) as e:
+    die(1, "emu.h's runtime (tests/emu/rt.py): %s" % e)
+r = subprocess.run([cxx] + rt.flags(opts["arch"]) + ["-I" + rtdir, "-o", work + "/m", work + "/m.cpp", rtobj],
                    capture_output=True, text=True)
 if r.returncode:
     die(1, "the host build (kept in %s): %s" % (work, r.stderr[:3000]))

@@ -3,7 +3,7 @@
 #
 # bench/cases' softmax (f32), rmsnorm_bf16 and cross-entropy rows kernels,
 # as tensorc generates them (--emit=cuda), compiled as C++ against emu.h (a
-# std::thread per CUDA thread, barriers for __syncthreads, warp shuffles and
+# fiber per CUDA thread, barriers for __syncthreads, warp shuffles and
 # the cluster barrier, a cluster's blocks at once with their own shared
 # memory) and run at row lengths that take every path of codegen/rows.c:
 # looped (1, 3, 4097), in one block's registers with the last items partly
@@ -38,6 +38,13 @@ cxx=${CXX:-g++}
 if ! command -v "$cxx" >/dev/null; then echo "no C++ compiler ($cxx)"; exit 77; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# emu.h's runtime built once (rt.py: emu_rt.o and the precompiled emu.h, the
+# flags below its own); each case's build compiles rows.cpp or colpart.cpp
+# and its unit alone
+if ! read -r rtdir rtobj < <(python3 "$here/rt.py" "$tc" 900 "$cxx"); then
+    echo "FAIL: emu.h's runtime (tests/emu/rt.py) did not build"; echo "0 passed, 1 failed"; exit 1
+fi
+rtflags=(-std=c++17 -O1 -w -DEMU_ARCH=900 -DEMU_RT_EXTERN -I"$rtdir")
 pass=0 fail=0
 big=1 quick=0
 [ "${TC_ROWS_QUICK:-0}" = 1 ] && big=0
@@ -46,8 +53,8 @@ one() { # name file fn define lengths...
     local name=$1 file=$2 fn=$3 def=$4; shift 4
     if ! "$tc" compile "$root/bench/cases/$file" --fn "$fn" --emit=cuda -o "$work/$name.gen.cu" 2>"$work/err" ||
         ! python3 "$here/mk.py" "$work/$name.gen.cu" "$work/$name.cu" 2>>"$work/err" ||
-        ! "$cxx" -std=c++17 -O1 -pthread -w -I"$here" -I"$work" -D"$def" ${EMU_DEFS:-} -DEMU_UNIT="\"$name.cu\"" \
-            "$here/rows.cpp" -o "$work/$name" 2>>"$work/err"; then
+        ! "$cxx" "${rtflags[@]}" -I"$here" -I"$work" -D"$def" ${EMU_DEFS:-} -DEMU_UNIT="\"$name.cu\"" \
+            "$here/rows.cpp" "$rtobj" -o "$work/$name" 2>>"$work/err"; then
         echo "FAIL $name: could not build"; head -20 "$work/err"; fail=$((fail + 1)); return
     fi
     if "$work/$name" "$@" >"$work/$name.out" 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
@@ -105,8 +112,8 @@ colpart() { # name file fn-define dtype shapes...
             -o "$work/$name.gen.cu" 2>"$work/err" ||
         ! mix "$name" "$work/$name.gen.cu" 2>>"$work/err" ||
         ! python3 "$here/mk.py" "$work/$name.gen.cu" "$work/$name.cu" 2>>"$work/err" ||
-        ! "$cxx" -std=c++17 -O1 -pthread -w -I"$here" -I"$work" -D"$def" ${EMU_DEFS:-} -DEMU_UNIT="\"$name.cu\"" \
-            "$here/colpart.cpp" -o "$work/$name" 2>>"$work/err"; then
+        ! "$cxx" "${rtflags[@]}" -I"$here" -I"$work" -D"$def" ${EMU_DEFS:-} -DEMU_UNIT="\"$name.cu\"" \
+            "$here/colpart.cpp" "$rtobj" -o "$work/$name" 2>>"$work/err"; then
         echo "FAIL $name: could not build"; head -20 "$work/err"; fail=$((fail + 1)); return
     fi
     local env=(); case $name in *_mix) env=(EMU_MIXED_PATHS=1);; esac

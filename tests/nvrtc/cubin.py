@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""cubin.py IMAGE sm_NN N - a CUBIN as tests/nvrtc/run.sh wants it: an ELF
+"""cubin.py IMAGE sm_NN N | --batch LIST - a CUBIN as tests/nvrtc/run.sh wants it: an ELF
 file for NVIDIA CUDA (machine 190) built for sm_NN (e_flags bits 8-15, the
 encoding NVRTC writes for sm_80 and sm_90) with exactly N kernel entries
 (global FUNC symbols marked STO_CUDA_ENTRY, 0x10: one per __global__ of
 the unit, what a PTX's .entry lines are).  Prints nothing and exits 0 when
-it holds, else prints why and exits 1."""
+it holds, else prints why and exits 1.  --batch LIST: each line of LIST is
+RESULT IMAGE sm_NN N MS WHAT (tabs between), and RESULT gets tests/nvrtc/
+run.sh's line, "ok   WHAT (MS ms)" or "FAIL WHAT: why" (run.sh's CUBINs,
+checked in one process)."""
 import struct
 import sys
 
@@ -43,6 +46,16 @@ def check(path, arch, want):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--batch":
+        for line in open(sys.argv[2]):
+            res, path, arch, want, ms, what = line.rstrip("\n").split("\t", 5)
+            try:
+                why = check(path, arch, int(want))
+            except (OSError, struct.error, IndexError, ValueError) as e:
+                why = "the CUBIN could not be read: %s" % e
+            with open(res, "w") as f:
+                f.write("FAIL %s: %s\n" % (what, why) if why else "ok   %s (%s ms)\n" % (what, ms))
+        return 0
     if len(sys.argv) != 4:
         print("usage: cubin.py IMAGE sm_NN N", file=sys.stderr)
         return 2

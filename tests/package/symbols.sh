@@ -27,7 +27,7 @@ show() { tail -n 25 "$1" | sed 's/^/    /'; }
 cc=${CC:-cc}
 # a sanitized build's objects need the sanitizer runtimes at link time
 san=
-grep -qs '^TC_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" && san=-fsanitize=address,undefined
+grep -qs '^TC_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" && san=-fsanitize=address,undefined,float-cast-overflow
 grep -qs '^TC_UBSAN:BOOL=ON' "$build/CMakeCache.txt" && san=-fsanitize=undefined,float-cast-overflow
 grep -qs '^TC_TSAN:BOOL=ON' "$build/CMakeCache.txt" && san=-fsanitize=thread
 
