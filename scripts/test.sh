@@ -66,8 +66,12 @@
 # (nvrtc.c's checks, its cache, the loading) runs on the real NVRTC's bytes.
 # ctest -j2 starts the costliest tests first (their COST: tests/CMakeLists.txt,
 # bench_selftest's in CMakeLists.txt).
-# Prints each build's wall time and the total.  1898 s, all passed, for a
-# fresh clone of a68ee79 (2026-11-28, session 16) on 2 cores shared with
+# Prints each build's wall time and the total.  1297 s, all passed, for a
+# fresh clone of a71b8eb (main after the merge, 2026-11-28, session 16) on
+# this 2-core machine otherwise idle: Release 739 (ctest 699: nvrtc 357,
+# codegen 141, fakegpu 140, emu_matmul 105, bench_selftest 103, rows_emu
+# 83), asan 342 (ctest 278), ubsan 121, tsan 11, fuzz 84.  Earlier, 1898 s
+# for a fresh clone of a68ee79 (ci-trim2's tip) on 2 cores shared with
 # another engineer's test runs (load 3.5 to 4.5 most of the time): Release
 # 1168 (build 38, ctest 1128), asan 506 (build 125, ctest 379), ubsan 133
 # (build 72, ctest 61), tsan 11, fuzz 80; 2640 s of CPU (user 2362, sys
