@@ -146,6 +146,31 @@ int main() {
             expect(out[3 * i + 2] == a[i], "mov.b32", i, out[3 * i + 2], a[i]);
         }
     }
+    /* max.NaN / min.NaN (PTX ISA): NaN when either input is NaN (the
+     * canonical 0x7fffffff), else the larger / smaller; a +0/-0 pair is
+     * left unchecked (the ISA orders them, emu.h does not need to) */
+    {
+        const unsigned QN = 0x7fffffffu;
+        struct { float a, b; unsigned mx, mn; } T[] = {
+            {1.0f, 2.0f, 0x40000000u, 0x3f800000u},
+            {-3.0f, -INFINITY, 0xc0400000u, 0xff800000u},
+            {INFINITY, 5.0f, 0x7f800000u, 0x40a00000u},
+            {NAN, 1.0f, QN, QN},
+            {1.0f, NAN, QN, QN},
+            {NAN, NAN, QN, QN},
+            {-INFINITY, NAN, QN, QN},
+            {ldexpf(1, -140), 0.0f, 0x00000200u, 0x00000000u}, /* subnormals kept (no .ftz) */
+        };
+        const int n = sizeof T / sizeof T[0];
+        std::vector<float> a(n), b(n);
+        for (int i = 0; i < n; i++) a[i] = T[i].a, b[i] = T[i].b;
+        std::vector<unsigned> out(2 * n);
+        emu_launch(1, 1, 1, [&] { k_minmax(a.data(), b.data(), out.data(), n); });
+        for (int i = 0; i < n; i++) {
+            expect(out[2 * i] == T[i].mx, "max.NaN.f32", i, out[2 * i], T[i].mx);
+            expect(out[2 * i + 1] == T[i].mn, "min.NaN.f32", i, out[2 * i + 1], T[i].mn);
+        }
+    }
     printf("%d checks, %d failed\n", checks, fails);
     return fails != 0;
 }

@@ -122,3 +122,14 @@ __global__ void k_mul2(const unsigned *a, const unsigned *b, unsigned *out, int 
     }
 }
 
+/* max.NaN.f32 and min.NaN.f32 (helpers.cuh's tc_maxr / tc_minr: a
+ * reduction's max and min) */
+__global__ void k_minmax(const float *a, const float *b, unsigned *out, int n) {
+    for (int i = 0; i < n; i++) {
+        float mx, mn;
+        asm("max.NaN.f32 %0, %1, %2;" : "=f"(mx) : "f"(a[i]), "f"(b[i]));
+        asm("min.NaN.f32 %0, %1, %2;" : "=f"(mn) : "f"(a[i]), "f"(b[i]));
+        out[2 * i] = __float_as_uint(mx);
+        out[2 * i + 1] = __float_as_uint(mn);
+    }
+}
