@@ -23,7 +23,9 @@
 #     past the L2 (40 MB) on cuBLAS, one of symbolic size guarded by its bytes too.
 #   - codegen/keep.c's plan (tests/kernels/keep.tc): f32 softmax keeps its
 #     exp for the epilogue; bf16 softmax, layernorm, log_softmax and
-#     TENSORC_ROWS_KEEP=0 keep nothing.
+#     TENSORC_ROWS_KEEP=0 keep nothing; TENSORC_ROWS_PAIR=2 combines the max
+#     and the sum once and rescales the kept exp (off by default); the
+#     register rows' max is unpredicated unless TENSORC_MAX_NAN=0.
 #   - issue 15's layernorm and rmsnorm backward (grad and the vjp pair's
 #     backward): two kernels, x and dout read by the first step alone, the
 #     column partials passed to the second; explain and --emit=sched say so.
@@ -429,6 +431,28 @@ done
 n=$(keep_lines softmax_rows TENSORC_ROWS_KEEP=0)
 if [ "$n" = 0 ]; then ok "softmax_rows f32, TENSORC_ROWS_KEEP=0: nothing kept"
 else bad "softmax_rows f32, TENSORC_ROWS_KEEP=0: $n kept stores"; fi
+
+# TENSORC_ROWS_PAIR=2 (sched_online.c's sched_rpair, off by default): the
+# max and the sum of exp combined once, the kept exp rescaled to the row's
+# max; the default keeps the two combines
+n=$(keep_lines softmax_rows TENSORC_ROWS_PAIR=2)
+if [ "$n" -gt 0 ] && grep -qE "tc_ms tcp[0-9]+ = tc_ms\{acc[0-9]+, acc[0-9]+\}" "$tmp/out" &&
+    grep -qE "tcf[0-9]+ = expf\(acc[0-9]+ - r[0-9]+\)" "$tmp/out" &&
+    grep -qE "\(pc[0-9]+\[j \* 4 \+ 0\] \* tcf[0-9]+\)" "$tmp/out"
+then ok "softmax_rows f32, TENSORC_ROWS_PAIR=2: one combine of the pair, the kept exp rescaled"
+else bad "softmax_rows f32, TENSORC_ROWS_PAIR=2: not the pair's plan ($n kept stores)"; fi
+n=$(keep_lines softmax_rows)
+if ! grep -q "tc_ms tcp" "$tmp/out"; then ok "softmax_rows f32: no pair by default"
+else bad "softmax_rows f32: the pair taken by default"; fi
+# TENSORC_MAX_NAN (helpers.cuh): the register rows' max unpredicated by
+# default, predicated (and tc_max's tests) with 0
+if grep -qE "^ +acc[0-9]+ = tc_op_max\(\)\(acc[0-9]+, pc" "$tmp/out" && ! grep -q "define TC_MAX_NAN 0" "$tmp/out"
+then ok "softmax_rows f32: the max unpredicated (TENSORC_MAX_NAN)"
+else bad "softmax_rows f32: the max still predicated by default"; fi
+keep_lines softmax_rows TENSORC_MAX_NAN=0 >/dev/null
+if grep -qE "acc[0-9]+ = tc_in \? tc_op_max" "$tmp/out" && grep -q "define TC_MAX_NAN 0" "$tmp/out"
+then ok "softmax_rows f32, TENSORC_MAX_NAN=0: the max predicated, by tc_max"
+else bad "softmax_rows f32, TENSORC_MAX_NAN=0: not the old form"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
