@@ -182,6 +182,15 @@ static void result(cg *g, const lnode *r, tc_buf *o, int ind)
     g->acc[r->id] = res;
 }
 
+/* a = combine(a, op(), (at *)tc_smem[, g->combine_args]): one value's
+ * combine across the block (and cluster) */
+static void combine_one(cg *g, tc_buf *o, int ind, const char *combine, const char *a, const char *op,
+                        const char *at)
+{
+    buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem%s%s);\n", ind, "", a, combine, a, op, at,
+               g->combine_args ? ", " : "", g->combine_args ? g->combine_args : "");
+}
+
 /* The online pair's results (sched_online.c): the max is the pair's m, the
  * sum the pair's s, or the two passes' value where m is not finite; a names
  * the pair, c the shift the sum subtracts */
@@ -220,10 +229,9 @@ void cg_finish_pair(cg *g, tc_buf *o, int ind, const char *combine)
 {
     const lnode *M = g->k->reds[g->ks->rpair_max - 1], *S = g->k->reds[g->ks->rpair_sum - 1];
     const char *a = arena_printf(g->a, "tcp%d", cg_rno(g, S));
-    const char *extra = g->combine_args ? g->combine_args : "", *comma = g->combine_args ? ", " : "";
     buf_printf(o, "%*stc_ms %s = tc_ms{%s, %s}; /* the thread's max and sum of exp(x - max) */\n", ind, "", a,
                acc_name(g, M), acc_name(g, S));
-    buf_printf(o, "%*s%s = %s(%s, tc_op_online(), (tc_ms *)tc_smem%s%s);\n", ind, "", a, combine, a, comma, extra);
+    combine_one(g, o, ind, combine, a, "tc_op_online", "tc_ms");
     pair_result(g, M, S, g->ks->rpair_shift, a, o, ind);
     if (!g->pr.nkeep)
         return;
@@ -281,8 +289,7 @@ void cg_finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combine)
             continue;
         }
         if (combine)
-            buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem%s%s);\n", ind, "", a, combine, a, op, at,
-                       comma, extra);
+            combine_one(g, o, ind, combine, a, op, at);
         pass_result(g, r, on, o, ind);
     }
 }

@@ -64,9 +64,9 @@ static void col_accumulate(cg *g, int items, int vec)
  * read it without the pipe).  A row's copies are made once the previous
  * row of the cluster is in registers (pipe_prefetch), so they land while
  * that row reduces and stores; the cluster's first row, or one after a
- * looped row, makes its own first (pipe_enter).  A thread reads only what it copied, after its
- * own wait: no barrier.  The same elements a thread, the same order: the
- * same bits as without the pipe. */
+ * looped row, makes its own first (pipe_enter).  A thread reads only what
+ * it copied, after its own wait: no barrier.  The same elements a thread,
+ * the same order: the same bits as without the pipe. */
 static void pipe_copies(cg *g, cg_w *w, int items, int vec)
 {
     cg_wl(w, "#pragma unroll");

@@ -14,13 +14,14 @@
 #      one pass, no cluster) take a sixth row, all -inf, and run again with
 #      TENSORC_ROWS_ONLINE=0 (the two passes, rows in registers or a cluster).
 #      Both again on five rows of infinities and NaNs at a vector's ends
-#      and inside it (xe), with TENSORC_ONLINE_VEC=1 and 0.
+#      and inside it (xe), with TENSORC_ONLINE_VEC=1 and 0.  Every function
+#      at every length again with TENSORC_ROWS_REGS=8/16/32 and
+#      TENSORC_ROWS_PAIR=1/2 (the max and sum of exp in one combine), f32
+#      and bf16.
 #   2. Bitwise determinism: the same call twice, outputs byte-identical.
 #   3. Batch invariance: a row alone (N=1) and the same row first in a
 #      batch of 1024 (--random fills rows in order, so row 0 is the same
 #      data) give identical bits.
-#      TENSORC_ROWS_REGS=8/16/32 and TENSORC_ROWS_PAIR=1/2 (the max and sum
-#      of exp in one combine) likewise, f32 and bf16.
 #   4. TENSORC_ROWS_PIPE=1 (a persistent grid of clusters, each prefetching
 #      its next row: codegen/rows.c): part 1's checks at 65537, 65544 and
 #      262144 (f32, bf16, f16; five rows: a cluster a row), and in parts 2
