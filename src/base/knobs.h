@@ -76,6 +76,8 @@ typedef struct tc_knobs {
                              * (every row in registers): max and sum of exp in one combine */
     int rows_pipe;          /* TENSORC_ROWS_PIPE: 0 (as before) or 1: rows a cluster takes in a
                              * persistent grid, the next row's slice prefetched (codegen/rows.c) */
+    int rows_ticket;        /* TENSORC_ROWS_TICKET: 0 (each cluster every step-th row, as before) or 1:
+                             * the pipe's clusters take rows in the order they ask (an atomic ticket) */
     /* code generation (src/codegen): -1 unset */
     int load_ef;            /* TENSORC_LOAD_EF: 0 or 1 (16-byte loads with the evict-first hint) */
     int fast_math;          /* TENSORC_FAST_MATH: 0 (libm's accurate f32 functions) or 1 */

@@ -139,6 +139,8 @@ typedef struct cg {
     const char *eguard;
     const char *combine2;    /* cg_finish_pass: the combine of two reductions at once
                               * (tc_block_reduce2, tc_cluster_reduce2), or NULL */
+    bool ticket;             /* TENSORC_ROWS_TICKET: this kernel's cluster loop takes rows by
+                              * ticket (rows.c), its workspace the counter */
     int pipe_bytes;          /* TENSORC_ROWS_PIPE: shared memory a thread for the next
                               * row's slice (rows.c; plan.h's pipe), 0: none */
     const char *combine_args; /* cg_finish_pass: more arguments of the combine (a

@@ -452,7 +452,10 @@ __device__ __forceinline__ void tc_cluster_sync_relaxed() {}
  * writes its own slot, a cluster barrier, every lane reads rank l % ncl's
  * slot through distributed shared memory: the same values in the same
  * tree, so the same bits. */
-#define TC_CL_BYTES (16 + 2 * 16 * 32)
+#define TC_CL_BYTES (16 + 2 * 16 * 32 + 16)
+/* then a ticket a turn (TENSORC_ROWS_TICKET, codegen/rows.c): the row
+ * after next, from rank 0 to every block with a combine's partials */
+#define TC_CL_TK (16 + 2 * 16 * 32)
 __device__ __forceinline__ void tc_cluster_init(unsigned char *cl, unsigned ncl, bool push) {
 #if __CUDA_ARCH__ >= 900
     if (ncl > 1 && push) {
@@ -503,16 +506,22 @@ __device__ __forceinline__ void tc_cl_wait(unsigned char *cl, unsigned t, unsign
  * holds rank (threadIdx.x % ncl)'s */
 template <class T, class U>
 __device__ const unsigned char *tc_cl_exchange(unsigned char *cl, unsigned &turn, unsigned ncl, bool push,
-                                               const T &a, const U &b, unsigned nb) {
+                                               const T &a, const U &b, unsigned nb, bool *tkon, int *tk) {
+    const bool tick = tkon && *tkon; /* this combine carries the row ticket (tc_cl_ticket) */
+    const unsigned t = turn & 1u;
     if (push) {
-        const unsigned t = turn & 1u, ph = (turn >> 1) & 1u, off = 16 + (t * 16 + tc_cluster_rank()) * 32;
+        const unsigned ph = (turn >> 1) & 1u, off = 16 + (t * 16 + tc_cluster_rank()) * 32;
         turn++;
         if (threadIdx.x < ncl) {
             tc_cl_push(cl, off, t, threadIdx.x, a);
             if (nb)
                 tc_cl_push(cl, off + 16, t, threadIdx.x, b);
         }
-        tc_cl_wait(cl, t, ph, ncl * ((unsigned)sizeof(T) + nb));
+        tc_cl_wait(cl, t, ph, ncl * ((unsigned)sizeof(T) + nb) + (tick ? 4u : 0u));
+        if (tick) {
+            *tk = *(const volatile int *)(cl + TC_CL_TK + 4 * t);
+            *tkon = false;
+        }
         return cl + 16 + (t * 16 + (threadIdx.x & (ncl - 1))) * 32;
     }
     unsigned char *own = cl + 16 + 32 * (turn++ & 1u);
@@ -522,15 +531,36 @@ __device__ const unsigned char *tc_cl_exchange(unsigned char *cl, unsigned &turn
             *(U *)(own + 16) = b;
     }
     tc_cluster_sync();
+    if (tick) {
+        *tk = *(const volatile int *)tc_cluster_map(cl + TC_CL_TK + 4 * t, 0);
+        *tkon = false;
+    }
     return tc_cluster_map((const unsigned char *)own, threadIdx.x & (ncl - 1));
 }
 #endif
+/* The row ticket (TENSORC_ROWS_TICKET): rank 0's thread 0, before the row's
+ * first combine, puts the ticket it took into every block's ticket slot of
+ * that combine's turn (pushed: counted on that turn's mbarrier, as the
+ * partials; else its own slot, which the combine's cluster barrier
+ * publishes).  The slot was last read two combines ago, as the partials'. */
+__device__ __forceinline__ void tc_cl_ticket(unsigned char *cl, unsigned turn, unsigned ncl, bool push, int tk) {
+#if __CUDA_ARCH__ >= 900
+    const unsigned t = turn & 1u;
+    if (!push) {
+        *(volatile int *)(cl + TC_CL_TK + 4 * t) = tk;
+        return;
+    }
+    for (unsigned p = 0; p < ncl; p++)
+        tc_cl_push(cl, TC_CL_TK + 4 * t, t, p, tk);
+#endif
+}
 template <class T, class Op> __device__ T tc_cluster_reduce(T v, Op op, T *sm, unsigned char *cl,
-                                                           unsigned &turn, unsigned ncl, bool push) {
+                                                           unsigned &turn, unsigned ncl, bool push,
+                                                           bool *tkon = nullptr, int *tk = nullptr) {
     v = tc_block_reduce(v, op, sm);
 #if __CUDA_ARCH__ >= 900
     if (ncl > 1) {
-        v = *(const T *)tc_cl_exchange(cl, turn, ncl, push, v, v, 0);
+        v = *(const T *)tc_cl_exchange(cl, turn, ncl, push, v, v, 0, tkon, tk);
         for (unsigned o = 1; o < ncl; o <<= 1) v = op(v, tc_shfl(v, (int)o));
     }
 #endif
@@ -539,11 +569,12 @@ template <class T, class Op> __device__ T tc_cluster_reduce(T v, Op op, T *sm, u
 /* two of them at once (a slot's two halves): one exchange for both */
 template <class T, class Op, class U, class Op2>
 __device__ void tc_cluster_reduce2(T &a, Op op, U &b, Op2 op2, void *sm, unsigned char *cl,
-                                   unsigned &turn, unsigned ncl, bool push) {
+                                   unsigned &turn, unsigned ncl, bool push, bool *tkon = nullptr,
+                                   int *tk = nullptr) {
     tc_block_reduce2(a, op, b, op2, sm);
 #if __CUDA_ARCH__ >= 900
     if (ncl > 1) {
-        const unsigned char *slot = tc_cl_exchange(cl, turn, ncl, push, a, b, (unsigned)sizeof(U));
+        const unsigned char *slot = tc_cl_exchange(cl, turn, ncl, push, a, b, (unsigned)sizeof(U), tkon, tk);
         a = *(const T *)slot;
         b = *(const U *)(slot + 16);
         for (unsigned o = 1; o < ncl; o <<= 1) {

@@ -338,6 +338,9 @@ void cg_plan_kernel(cg *g, const char *name)
         const tc_dim *groups = dim_ceildiv(g->c, ks->rows, dim_const(g->c, (int64_t)ks->block[0] * ks->vec));
         const tc_dim *parts = dim_mul(g->c, ks->rows, dim_const(g->c, (int64_t)ks->split * 16 * g->k->nreds));
         st->ws_bytes = dim_add(g->c, dim_mul(g->c, groups, dim_const(g->c, 16)), parts);
+    } else if (g->ticket) { /* the rows' ticket (rows.c's ticket_loop) */
+        cg_plan_arg(st, g->a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
+        st->ws_bytes = dim_const(g->c, 16);
     }
     if (ks->block_per) {
         st->block_len = ks->rowlen;

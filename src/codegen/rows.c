@@ -109,7 +109,8 @@ static void pipe_prefetch(cg *g, tc_buf *row, int ind, int items, int vec)
                   "(grp + gridDim.x) * %d : rows;", g->ks->rblock);
     } else {
         cg_wopen(&w, "{ /* the cluster's next row: this thread's slice into its slots while this row reduces */");
-        cg_wl(&w, "const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;");
+        if (!g->ticket) /* else the loop's tc_nx, known a row ahead (cg_rows) */
+            cg_wl(&w, "const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;");
     }
     cg_wl(&w, "const idx_t row = tc_nx;");
     cg_decompose(g, row, w.ind, "row", cg_all_axes(k) & ~k->mask);
@@ -137,7 +138,9 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     const char *combine = columns ? "tc_col_reduce"
                           : g->ks->compact ? "tc_block_reduce_ni"
                           : sliced ? "tc_cluster_reduce" : "tc_block_reduce";
-    g->combine_args = sliced ? "tc_cl, tc_turn, ncl, tc_push" : NULL;
+    g->combine_args = sliced && g->ticket ? "tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk"
+                      : sliced            ? "tc_cl, tc_turn, ncl, tc_push"
+                                          : NULL;
     /* a pass's reductions two at a time: half the barriers (cross-entropy's
      * first pass: the target's logit and the max) */
     g->combine2 = columns || g->ks->compact ? NULL : sliced ? "tc_cluster_reduce2" : "tc_block_reduce2";
@@ -471,6 +474,40 @@ static void col_rows(cg *g, cg_w *w, tc_buf *row, int items, int vec)
  * no cluster (ncl == 1), the other when it has; one loop with the
  * cluster's index arithmetic for both slowed short rows (the 40-register
  * cap: rmsnorm bf16 16384 x 4096 on an H200, 79 us to 90). */
+/* TENSORC_ROWS_TICKET (sched_rows_pipe): the cluster loop's rows.  Each
+ * cluster takes its index's row and the one a step on (step: the clusters),
+ * then rows from 2 * step on in the order the clusters ask: before a row's
+ * first combine, rank 0's thread 0 takes a ticket (an atomicAdd on the
+ * workspace's counter) for the row after next, and the combine carries it
+ * to every block (tc_cl_ticket, helpers.cuh), so the pipe still knows its
+ * next row a row ahead.  Each cluster asks once past the last row, so the
+ * asks are rows - step in all, and the last of them zeroes the counter for
+ * the next launch.  Which cluster takes a row changes nothing in it: the
+ * same bits. */
+static void ticket_loop(cg *g, cg_w *w, tc_buf *crow)
+{
+    cg_wl(w, "/* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then");
+    cg_wl(w, " * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */");
+    cg_wl(w, "const idx_t tc_step = (idx_t)(gridDim.x / ncl);");
+    cg_wl(w, "unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */");
+    cg_wl(w, "idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */");
+    cg_wl(w, "if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)");
+    cg_wbody(w, "tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;");
+    cg_wopen(w, "for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {");
+    cg_wl(w, "bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */");
+    cg_wl(w, "int tc_tk = -1; /* ... which the row's first combine brings */");
+    cg_wopen(w, "if (tc_tkon && crank == 0 && threadIdx.x == 0) {");
+    cg_wl(w, "const unsigned t = atomicAdd(tc_tkc, 1u);");
+    cg_wl(w, "if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */");
+    cg_wbody(w, "*tc_tkc = 0u;");
+    cg_wl(w, "tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);");
+    cg_wclose(w, "}");
+    cg_decompose(g, w->o, w->ind, "row", cg_all_axes(g->k) & ~g->k->mask);
+    buf_puts(w->o, buf_str(crow));
+    cg_wl(w, "tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;");
+    cg_wclose(w, "}");
+}
+
 void cg_rows(cg *g, tc_buf *o, bool columns)
 {
     const fkernel *k = g->k;
@@ -483,6 +520,7 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
     bool fits = items && vec == 1 && dim_is_const(ks->rowlen, &clen) && clen > 0 &&
                 clen <= (int64_t)items * ks->block[0];
     bool sliced = !columns && ks->cluster && items && !fits;
+    g->ticket = false;
     tc_buf row, crow;
     buf_init(&row, g->a);
     buf_init(&crow, g->a);
@@ -490,6 +528,7 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
     row_body(g, &row, columns, fits, false, rind);
     if (sliced) {
         cg_forget(g, T_ROW);
+        g->ticket = ks->ticket; /* sched_rows_pipe: the pipe's rows (the workspace's ticket) */
         row_body(g, &crow, columns, fits, true, 8);
     }
     cg_w w = {o, 4};
@@ -544,13 +583,17 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
     buf_puts(o, buf_str(&row));
     cg_wclose(&w, "}");
     if (sliced) {
-        cg_wl(&w, "/* a row shared by the cluster's blocks */");
-        cg_wl(&w, "for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;");
-        cg_wl(&w, "     row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {");
-        cg_win(&w);
-        cg_decompose(g, o, w.ind, "row", cg_all_axes(k) & ~k->mask);
-        buf_puts(o, buf_str(&crow));
-        cg_wclose(&w, "}");
+        if (g->ticket)
+            ticket_loop(g, &w, &crow);
+        else {
+            cg_wl(&w, "/* a row shared by the cluster's blocks */");
+            cg_wl(&w, "for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;");
+            cg_wl(&w, "     row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {");
+            cg_win(&w);
+            cg_decompose(g, o, w.ind, "row", cg_all_axes(k) & ~k->mask);
+            buf_puts(o, buf_str(&crow));
+            cg_wclose(&w, "}");
+        }
         if (ks->pipe) { /* a loop path's row after a prefetch: no copy outlives the kernel */
             cg_wl(&w, "if (tc_pre < rows)");
             cg_wbody(&w, "tc_cp_wait();");

@@ -159,6 +159,9 @@ typedef struct ksched {
                              * row's slice into shared memory while this one reduces;
                              * with column partials (rblock, TENSORC_COLPART_PREFETCH=1):
                              * the block prefetches its own next row so, no cluster */
+    bool ticket;            /* the pipe's rows in a cluster (not rblock's): each cluster's next row
+                             * but one from an atomic ticket in the workspace, in the order
+                             * the clusters ask (TENSORC_ROWS_TICKET, sched_rows_pipe) */
     int cluster;            /* SCH_ROWS: the most blocks a row may be split across, one
                              * slice each, in a thread-block cluster (0: none; see
                              * "Clusters" above) */

@@ -68,6 +68,14 @@ void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
     bool on = kn->rows_pipe >= 0 ? kn->rows_pipe == 1 : ks->vec == 4;
     ks->pipe = on && ks->kind == SCH_ROWS && ks->cluster && ks->items && ks->vec > 1 &&
                !ks->online_sum && !ks->compact;
+    /* TENSORC_ROWS_TICKET (default on): the persistent clusters take rows
+     * in the order they ask for them, not each its every step-th row, so
+     * the rows in flight stay a compact span of the input and the output.
+     * H200, 2026-11-28 (scratch harness of the _w kernel, f32 softmax):
+     * 1024 x 65536 155.6 -> 148.2 us, 512 x 131072 161.3 -> 153.0; a plain
+     * persistent copy 141.8 -> 137.2 against a copy of a block a chunk at
+     * 132 (the static rows drift apart, the DRAM pages open multiply). */
+    ks->ticket = ks->pipe && kn->rows_ticket != 0;
 }
 
 void sched_print_pipe(tc_buf *b, const ksched *ks)
@@ -77,7 +85,9 @@ void sched_print_pipe(tc_buf *b, const ksched *ks)
                     "reduces and stores (its next row, or its next block of rows' first): "
                     "TENSORC_COLPART_PREFETCH=1\n");
     else if (ks->pipe)
-        buf_puts(b, "    rows a cluster takes (the _w kernel's, where there is one): a persistent grid "
-                    "(the resident clusters), each cluster prefetching its next row's slice into "
-                    "shared memory while this row reduces (TENSORC_ROWS_PIPE: f32 rows by default)\n");
+        buf_printf(b, "    rows a cluster takes (the _w kernel's, where there is one): a persistent grid "
+                      "(the resident clusters), each cluster prefetching its next row's slice into "
+                      "shared memory while this row reduces (TENSORC_ROWS_PIPE: f32 rows by default)%s\n",
+                   ks->ticket ? "; after each cluster's first two, rows in the order the clusters ask "
+                                "(an atomic ticket: TENSORC_ROWS_TICKET)" : "");
 }

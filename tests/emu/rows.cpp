@@ -64,6 +64,23 @@ static double row_max(const std::vector<float> &x, long long n, int r, bool *nan
 #ifndef EMU_SPLIT
 #define EMU_SPLIT 0
 #endif
+/* f32 softmax: the kernels take the rows' ticket's workspace (TENSORC_ROWS_TICKET,
+ * codegen/rows.c) unless -DEMU_TICKET=0, and run a persistent grid as the
+ * runtime launches them, here of EMU_CLUSTERS clusters (2: the five rows'
+ * first four by index, the last by ticket); the counter must be zero after
+ * each launch */
+#ifndef EMU_TICKET
+#define EMU_TICKET 1
+#endif
+#ifndef EMU_CLUSTERS
+#define EMU_CLUSTERS 2
+#endif
+#if EMU_TICKET
+#define EMU_WS , (void *)emu_ws
+#else
+#define EMU_WS
+#endif
+static unsigned emu_ws[4];
 /* f32 softmax's elements a thread (the runtime's block_per): 8 for TENSORC_ROWS_REGS=8 */
 #ifndef EMU_PER
 #define EMU_PER (16 * EMU_WIDE)
@@ -78,15 +95,16 @@ int main(int argc, char **argv) {
 #if EMU_SPLIT /* the plan's two variants (sched.h's wide_split): the wide one past 16384 */
         if (n > 16384) {
             emu_size(n, 32, &ncl, &block, 512);
-            emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0_w(x.data(), out.data(), 5, (int)n); });
+            emu_launch((ncl > 1 ? EMU_CLUSTERS : 5) * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0_w(x.data(), out.data(), 5, (int)n EMU_WS); });
         } else {
             emu_size(n, 16, &ncl, &block);
             emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0(x.data(), out.data(), 5, (int)n); });
         }
 #else
         emu_size(n, EMU_PER, &ncl, &block, 1024 / EMU_WIDE);
-        emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0(x.data(), out.data(), 5, (int)n); });
+        emu_launch((ncl > 1 ? EMU_CLUSTERS : 5) * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0(x.data(), out.data(), 5, (int)n EMU_WS); });
 #endif
+        check(emu_ws[0] == 0, "ticket counter zero after the launch", n, 0, 0, emu_ws[0], 0);
         for (int r = 0; r < 5; r++) {
             bool nan;
             const double m = row_max(x, n, r, &nan);

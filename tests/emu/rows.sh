@@ -20,7 +20,10 @@
 # runs only the column partials' cases (below), =prefetch only their
 # TENSORC_COLPART_PREFETCH and TENSORC_COL_ROWS cases, =wide only
 # TENSORC_ROWS_REGS=32's, =pair only TENSORC_ROWS_PAIR's (=2, and =1 but
-# in the quick run) and TENSORC_MAX_NAN=0's (not in the quick run).
+# in the quick run), TENSORC_MAX_NAN=0's and the rows' ticket's variants
+# (TENSORC_ROWS_TICKET=0, and the ticket with TENSORC_CLUSTER_PUSH=0: not
+# in the quick run; the softmax cases take their rows by ticket, a grid of
+# two clusters for five rows: rows.cpp's EMU_CLUSTERS).
 # TC_EMU_QUICK=1 (scripts/test.sh's Release build, CI): 21 of the 29
 # builds: the rows kernels whole; the column partials without their
 # N = 1000 and D = 4096 shapes (TC_ROWS_QUICK's, about 30 s of emulation
@@ -81,6 +84,10 @@ if [ -z "${TC_EMU_ONLY:-}" ] || [ "${TC_EMU_ONLY:-}" = pair ]; then
     [ "$quick" = 1 ] || TENSORC_ROWS_PAIR=1 EMU_DEFS=-DEMU_SPLIT=1 one softmax_pair1 softmax.tc softmax EMU_SOFTMAX $sm
     # TENSORC_MAX_NAN=0: the max by tc_max's tests, predicated past the row's end
     [ "$quick" = 1 ] || TENSORC_MAX_NAN=0 EMU_DEFS=-DEMU_SPLIT=1 one softmax_maxnan0 softmax.tc softmax EMU_SOFTMAX $sm
+    # the rows' ticket: off (every step-th row, no workspace), and carried
+    # by the cluster barrier's exchange (TENSORC_CLUSTER_PUSH=0)
+    [ "$quick" = 1 ] || TENSORC_ROWS_TICKET=0 EMU_DEFS="-DEMU_SPLIT=1 -DEMU_TICKET=0" one softmax_ticket0 softmax.tc softmax EMU_SOFTMAX $sm
+    [ "$quick" = 1 ] || TENSORC_CLUSTER_PUSH=0 EMU_DEFS=-DEMU_SPLIT=1 one softmax_push0 softmax.tc softmax EMU_SOFTMAX $sm
     [ "${TC_EMU_ONLY:-}" = pair ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
 fi
 # softmax f32 as compiled (two variants, the wide one past 16384: sched.h's

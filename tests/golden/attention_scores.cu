@@ -172,7 +172,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
     const idx_t sz_H,
     const idx_t sz_S,
     const idx_t sz_L,
-    const idx_t sz_E)
+    const idx_t sz_E,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const float t1 = sqrtf(((float)((long long)(sz_E))));       // attention_scores.tc:9
@@ -223,9 +224,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
             out_out[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3] = t13; // <prelude>/softmax.tc:14
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         idx_t q_ = row;
         const idx_t i2 = q_ % sz_S;
         q_ /= sz_S;
@@ -271,7 +285,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
                 acc6 = tc_op_max()(acc6, t18);                              // <prelude>/softmax.tc:13
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 idx_t q_ = row;
                 const idx_t i2 = q_ % sz_S;
@@ -291,7 +304,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
                     tc_cp_commit();
                 }
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc6 = tc_cluster_reduce(acc6, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r6 = acc6;
             float pc1[32];
             float acc9 = (float)0;
@@ -322,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
                 pc1[j * 4 + 3] = t30; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
                 acc9 = tc_in ? tc_op_sum()(acc9, t30) : acc9;               // <prelude>/softmax.tc:14
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r9 = acc9;
             const float rcp31 = 1.0f / r9;                              // <prelude>/softmax.tc:14
             #pragma unroll
@@ -346,7 +359,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
                 const float t37 = t36 * rcp2;                               // attention_scores.tc:9
                 acc6 = tc_op_max()(acc6, t37);                              // <prelude>/softmax.tc:13
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc6 = tc_cluster_reduce(acc6, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r6 = acc6;
             float acc9 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -357,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
                 const float t41 = expf(t40);                                // <prelude>/softmax.tc:13
                 acc9 = tc_op_sum()(acc9, t41);                              // <prelude>/softmax.tc:14
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r9 = acc9;
             const float rcp46 = 1.0f / r9;                              // <prelude>/softmax.tc:14
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -370,6 +383,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
                 out_out[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3] = t47; // <prelude>/softmax.tc:14
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -387,6 +401,6 @@ launch plan of attention_scores (32-bit indices):
   step 1 runs when L <= 16384:
   step 1: tc_red_fused_sqrt_div_max_sub_exp_sum_1<<<B*H*S, [1024, 1, 1]>>>(out_out, buf2, B, H, S, L, E)
   step 2 runs when L > 16384:
-  step 2: tc_red_fused_sqrt_div_max_sub_exp_sum_1_w<<<B*H*S, [512, 1, 1]>>>(out_out, buf2, B, H, S, L, E)
+  step 2: tc_red_fused_sqrt_div_max_sub_exp_sum_1_w<<<B*H*S, [512, 1, 1]>>>(out_out, buf2, B, H, S, L, E, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
  */

@@ -423,7 +423,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
     const unsigned short *__restrict__ in_x,
     float *__restrict__ buf7,
     const idx_t sz_N,
-    const idx_t sz_C)
+    const idx_t sz_C,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_C;
@@ -464,9 +465,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
             buf7[sz_C*i0 + i1] = t8;                                    // <prelude>/softmax.tc:14
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_C*i0, 8) &&
@@ -500,7 +514,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                 acc3 = tc_op_max()(acc3, tc_h2f(v9.v[3]));                  // <prelude>/softmax.tc:13
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_C*i0, 8) ? row : rows;
@@ -515,7 +528,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                     tc_cp_commit();
                 }
             }
-            acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r3 = acc3;
             float acc6 = (float)0;
             #pragma unroll
@@ -538,7 +551,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                     acc6 = tc_op_sum()(acc6, t17);                              // <prelude>/softmax.tc:14
                 }
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r6 = acc6;
             const float rcp20 = 1.0f / r6;                              // <prelude>/softmax.tc:14
             #pragma unroll
@@ -569,7 +582,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                 const float t31 = tc_h2f(in_x[sz_C*i0 + i1]);               // gather.tc:14
                 acc3 = tc_op_max()(acc3, t31);                              // <prelude>/softmax.tc:13
             }
-            acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r3 = acc3;
             float acc6 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -579,7 +592,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                 const float t34 = expf(t33);                                // <prelude>/softmax.tc:13
                 acc6 = tc_op_sum()(acc6, t34);                              // <prelude>/softmax.tc:14
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r6 = acc6;
             const float rcp38 = 1.0f / r6;                              // <prelude>/softmax.tc:14
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -591,6 +604,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                 buf7[sz_C*i0 + i1] = t39;                                   // <prelude>/softmax.tc:14
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -862,7 +876,7 @@ launch plan of take_computed (32-bit indices):
   step 0 runs when C <= 16384:
   step 0: tc_red_fused_cast_max_sub_exp_sum_div_4<<<N, [1024, 1, 1]>>>(in_x, buf7, N, C)
   step 1 runs when C > 16384:
-  step 1: tc_red_fused_cast_max_sub_exp_sum_div_4_w<<<N, [512, 1, 1]>>>(in_x, buf7, N, C)
+  step 1: tc_red_fused_cast_max_sub_exp_sum_div_4_w<<<N, [512, 1, 1]>>>(in_x, buf7, N, C, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
   step 2: tc_poi_fused_gather_copy_5<<<(N + 511)/512, [128, 1, 1]>>>(in_t, out_out, buf7, N, C)
 launch plan of onehot (32-bit indices):

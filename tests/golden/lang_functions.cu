@@ -134,7 +134,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
     float *__restrict__ out_mu,
     float *__restrict__ out_var,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -172,9 +173,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
             out_var[i0] = t5;                                           // lang_functions.tc:11
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -210,7 +224,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_functions.tc:10
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -225,7 +238,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                     tc_cp_commit();
                 }
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r1 = acc1;
             const float t7 = r1 / ((float)((long long)(sz_D)));         // lang_functions.tc:10
             float acc7 = (float)0;
@@ -249,7 +262,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                     acc7 = tc_op_sum()(acc7, t15);                              // lang_functions.tc:11
                 }
             }
-            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r7 = acc7;
             const float t16 = r7 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             if (threadIdx.x == 0) {
@@ -263,7 +276,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 const float t17 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:9
                 acc1 = tc_op_sum()(acc1, t17);                              // lang_functions.tc:10
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r1 = acc1;
             const float t19 = r1 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc7 = (float)0;
@@ -274,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 const float t21 = powf(t20, 2.0f);                          // lang_functions.tc:11
                 acc7 = tc_op_sum()(acc7, t21);                              // lang_functions.tc:11
             }
-            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r7 = acc7;
             const float t22 = r7 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             if (threadIdx.x == 0) {
@@ -282,6 +295,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 out_var[i0] = t22;                                          // lang_functions.tc:11
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -440,7 +454,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
     const float *__restrict__ in_b,
     float *__restrict__ out_out,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -488,9 +503,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
             out_out[sz_D*i0 + i1] = t15;                                // lang_functions.tc:6
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -529,7 +557,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 3]) : acc3;    // lang_functions.tc:10
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -544,7 +571,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                     tc_cp_commit();
                 }
             }
-            acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r3 = acc3;
             const float t17 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc9 = (float)0;
@@ -568,7 +595,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                     acc9 = tc_op_sum()(acc9, t25);                              // lang_functions.tc:11
                 }
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r9 = acc9;
             const float t27 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             const float t28 = t27 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
@@ -619,7 +646,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 const float t59 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
                 acc3 = tc_op_sum()(acc3, t59);                              // lang_functions.tc:10
             }
-            acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r3 = acc3;
             const float t61 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc9 = (float)0;
@@ -630,7 +657,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 const float t63 = powf(t62, 2.0f);                          // lang_functions.tc:11
                 acc9 = tc_op_sum()(acc9, t63);                              // lang_functions.tc:11
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r9 = acc9;
             const float t66 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             const float t67 = t66 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
@@ -648,6 +675,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 out_out[sz_D*i0 + i1] = t74;                                // lang_functions.tc:6
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -1304,7 +1332,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
     const float *__restrict__ buf4,
     const float *__restrict__ buf7,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -1381,9 +1410,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
             out_e[sz_D*i0 + i1] = t31;                                  // <prelude>/norm.tc:22
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -1442,7 +1484,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                 acc29 = tc_in ? tc_op_sum()(acc29, t36) : acc29;            // <prelude>/norm.tc:22
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -1457,10 +1498,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                     tc_cp_commit();
                 }
             }
-            tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r9 = acc9;
             const float r16 = acc16;
-            acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r29 = acc29;
             const float t39 = r16 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:13
             float acc12 = (float)0;
@@ -1497,7 +1538,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                     acc21 = tc_op_sum()(acc21, t53);                            // <prelude>/norm.tc:14
                 }
             }
-            tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r12 = acc12;
             const float r21 = acc21;
             const float t77 = tc_logf(r12);                             // <prelude>/softmax.tc:21
@@ -1600,10 +1641,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                 const float t131 = t130 * t130;                             // <prelude>/norm.tc:22
                 acc29 = tc_op_sum()(acc29, t131);                           // <prelude>/norm.tc:22
             }
-            tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r9 = acc9;
             const float r16 = acc16;
-            acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r29 = acc29;
             const float t135 = r16 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:13
             float acc12 = (float)0;
@@ -1618,7 +1659,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                 const float t137 = t136 * t136;                             // <prelude>/norm.tc:14
                 acc21 = tc_op_sum()(acc21, t137);                           // <prelude>/norm.tc:14
             }
-            tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r12 = acc12;
             const float r21 = acc21;
             const float t145 = tc_logf(r12);                            // <prelude>/softmax.tc:21
@@ -1653,6 +1694,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                 out_e[sz_D*i0 + i1] = t161;                                 // <prelude>/norm.tc:22
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -1754,7 +1796,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
     const float *__restrict__ in_g,
     unsigned short *__restrict__ out_out,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -1788,9 +1831,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
             out_out[sz_D*i0 + i1] = tc_f2bf(t8);                        // <prelude>/norm.tc:22
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
@@ -1829,7 +1885,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
                 acc5 = tc_in ? tc_op_sum()(acc5, t13) : acc5;               // <prelude>/norm.tc:22
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 8) ? row : rows;
@@ -1844,7 +1899,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
                     tc_cp_commit();
                 }
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r5 = acc5;
             const float t14 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
             const float t15 = t14 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
@@ -1879,7 +1934,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
                 const float t31 = t30 * t30;                                // <prelude>/norm.tc:22
                 acc5 = tc_op_sum()(acc5, t31);                              // <prelude>/norm.tc:22
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r5 = acc5;
             const float t33 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
             const float t34 = t33 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
@@ -1893,6 +1948,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
                 out_out[sz_D*i0 + i1] = tc_f2bf(t38);                       // <prelude>/norm.tc:22
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -2006,7 +2062,7 @@ launch plan of moments (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_sum_div_sub_pow_0<<<N, [1024, 1, 1]>>>(in_x, out_mu, out_var, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_sum_div_sub_pow_0_w<<<N, [512, 1, 1]>>>(in_x, out_mu, out_var, N, D)
+  step 1: tc_red_fused_sum_div_sub_pow_0_w<<<N, [512, 1, 1]>>>(in_x, out_mu, out_var, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of normalize (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -2016,7 +2072,7 @@ launch plan of normalize (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_sum_div_sub_pow_add_rsqrt_1<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_sum_div_sub_pow_add_rsqrt_1_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
+  step 1: tc_red_fused_sum_div_sub_pow_add_rsqrt_1_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of axpy (32-bit indices):
   buffer io_y         param  f32[*]
@@ -2053,7 +2109,7 @@ launch plan of prelude_calls (32-bit indices):
   step 1 runs when D <= 16384:
   step 1: tc_red_fused_sub_exp_div_max_sum_log_6<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, in_g, out_a, out_c, out_d, out_e, buf4, buf7, N, D)
   step 2 runs when D > 16384:
-  step 2: tc_red_fused_sub_exp_div_max_sum_log_6_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, in_g, out_a, out_c, out_d, out_e, buf4, buf7, N, D)
+  step 2: tc_red_fused_sub_exp_div_max_sum_log_6_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, in_g, out_a, out_c, out_d, out_e, buf4, buf7, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of bf16_norm (32-bit indices):
   buffer in_x         param  bf16[N, D]
@@ -2062,7 +2118,7 @@ launch plan of bf16_norm (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_7<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_cast_mul_sum_div_add_rsqrt_7_w<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D)
+  step 1: tc_red_fused_cast_mul_sum_div_add_rsqrt_7_w<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of bump_twice (32-bit indices):
   buffer io_w         param  f32[N, D]

@@ -357,7 +357,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
     float *__restrict__ out_mx,
     const idx_t sz_A,
     const idx_t sz_B,
-    const idx_t sz_C)
+    const idx_t sz_C,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_A*sz_B, len = sz_C;
@@ -385,9 +386,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
             out_mx[sz_B*i0 + i1] = r5;                                  // lang_reductions.tc:8
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         idx_t q_ = row;
         const idx_t i1 = q_ % sz_B;
         q_ /= sz_B;
@@ -426,7 +440,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
                 acc5 = tc_op_max()(acc5, pc0[j * 4 + 3]);                   // lang_reductions.tc:8
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 idx_t q_ = row;
                 const idx_t i1 = q_ % sz_B;
@@ -444,7 +457,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
                     tc_cp_commit();
                 }
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r5 = acc5;
             if (threadIdx.x == 0) {
                 out_mx[sz_B*i0 + i1] = r5;                                  // lang_reductions.tc:8
@@ -456,12 +469,13 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
                 const float t2 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
                 acc5 = tc_op_max()(acc5, t2);                               // lang_reductions.tc:8
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r5 = acc5;
             if (threadIdx.x == 0) {
                 out_mx[sz_B*i0 + i1] = r5;                                  // lang_reductions.tc:8
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -741,7 +755,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
     const float *__restrict__ in_x,
     long long *__restrict__ out_amax,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -766,9 +781,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
             out_amax[i0] = r1;                                          // lang_reductions.tc:13
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -804,7 +832,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
                 acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 3], (long long)(r + 3)}) : acc1; // lang_reductions.tc:13
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -819,7 +846,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
                     tc_cp_commit();
                 }
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const long long r1 = acc1.i;
             if (threadIdx.x == 0) {
                 out_amax[i0] = r1;                                          // lang_reductions.tc:13
@@ -831,12 +858,13 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
                 const float t2 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:12
                 acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)t2, (long long)(r)}); // lang_reductions.tc:13
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const long long r1 = acc1.i;
             if (threadIdx.x == 0) {
                 out_amax[i0] = r1;                                          // lang_reductions.tc:13
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -1138,7 +1166,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
     float *__restrict__ out_v0,
     float *__restrict__ out_l,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -1204,9 +1233,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
             out_l[i0] = t17;                                            // lang_reductions.tc:18
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -1252,7 +1294,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 acc17 = tc_op_max()(acc17, pc0[j * 4 + 3]);                 // lang_reductions.tc:18
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -1267,10 +1308,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     tc_cp_commit();
                 }
             }
-            tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r1 = acc1;
             const float r9 = acc9;
-            acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r17 = acc17;
             const float t19 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
             const float t22 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
@@ -1323,10 +1364,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     acc23 = tc_op_sum()(acc23, t46);                            // lang_reductions.tc:18
                 }
             }
-            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r6 = acc6;
             const float r13 = acc13;
-            acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r23 = acc23;
             const float t47 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
             const float t48 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
@@ -1351,10 +1392,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 acc9 = tc_op_sum()(acc9, t53);                              // lang_reductions.tc:18
                 acc17 = tc_op_max()(acc17, t53);                            // lang_reductions.tc:18
             }
-            tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r1 = acc1;
             const float r9 = acc9;
-            acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r17 = acc17;
             const float t55 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
             const float t58 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
@@ -1376,10 +1417,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 const float t64 = expf(t63);                                // lang_reductions.tc:18
                 acc23 = tc_op_sum()(acc23, t64);                            // lang_reductions.tc:18
             }
-            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r6 = acc6;
             const float r13 = acc13;
-            acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r23 = acc23;
             const float t65 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
             const float t66 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
@@ -1394,6 +1435,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 out_l[i0] = t70;                                            // lang_reductions.tc:18
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -1590,7 +1632,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -1616,9 +1659,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
             out_out[i0] = t1;                                           // lang_reductions.tc:28
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -1654,7 +1710,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_reductions.tc:28
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -1669,7 +1724,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
                     tc_cp_commit();
                 }
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r1 = acc1;
             const float t3 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
             if (threadIdx.x == 0) {
@@ -1682,13 +1737,14 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
                 const float t4 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:27
                 acc1 = tc_op_sum()(acc1, t4);                               // lang_reductions.tc:28
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r1 = acc1;
             const float t5 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
             if (threadIdx.x == 0) {
                 out_out[i0] = t5;                                           // lang_reductions.tc:28
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -1709,7 +1765,7 @@ launch plan of reductions (32-bit indices):
   step 2 runs when C <= 16384:
   step 2: tc_red_fused_max_2<<<A*B, [1024, 1, 1]>>>(in_x, out_mx, A, B, C)
   step 3 runs when C > 16384:
-  step 3: tc_red_fused_max_2_w<<<A*B, [512, 1, 1]>>>(in_x, out_mx, A, B, C)
+  step 3: tc_red_fused_max_2_w<<<A*B, [512, 1, 1]>>>(in_x, out_mx, A, B, C, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
   step 4: tc_red_fused_min_3<<<32*((C + 63)/64), [16, 8, 1]>>>(in_x, out_mn, B, C, A, workspace)
   step 5: tc_red_fused_prod_sum_4<<<(A*B*C + 4095)/4096, [256, 1, 1]>>>(in_x, out_p, out_all, B, C, A, workspace)
@@ -1720,7 +1776,7 @@ launch plan of indices (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_argmax_5<<<N, [1024, 1, 1]>>>(in_x, out_amax, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_argmax_5_w<<<N, [512, 1, 1]>>>(in_x, out_amax, N, D)
+  step 1: tc_red_fused_argmax_5_w<<<N, [512, 1, 1]>>>(in_x, out_amax, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
   step 2: tc_red_fused_argmin_6<<<32*((D + 31)/32), [16, 8, 1]>>>(in_x, out_amin, D, N, workspace)
 launch plan of statistics (32-bit indices):
@@ -1732,7 +1788,7 @@ launch plan of statistics (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_sum_div_sub_mul_sqrt_max_7<<<N, [1024, 1, 1]>>>(in_x, out_v, out_s, out_v0, out_l, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_sum_div_sub_mul_sqrt_max_7_w<<<N, [512, 1, 1]>>>(in_x, out_v, out_s, out_v0, out_l, N, D)
+  step 1: tc_red_fused_sum_div_sub_mul_sqrt_max_7_w<<<N, [512, 1, 1]>>>(in_x, out_v, out_s, out_v0, out_l, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of int_reductions (32-bit indices):
   buffer in_i         param  i32[N]
@@ -1749,6 +1805,6 @@ launch plan of mean_by_hand (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_sum_div_10<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_sum_div_10_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
+  step 1: tc_red_fused_sum_div_10_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
  */

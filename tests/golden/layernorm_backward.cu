@@ -183,7 +183,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
     float *__restrict__ out_out,
     const idx_t sz_N,
     const idx_t sz_D,
-    const float s_eps)
+    const float s_eps,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -230,9 +231,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
             out_out[sz_D*i0 + i1] = t14;                                // layernorm_backward.tc:10
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -271,7 +285,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 3]) : acc4;    // layernorm_backward.tc:9
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -286,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     tc_cp_commit();
                 }
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             const float t16 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
             float acc9 = (float)0;
@@ -310,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     acc9 = tc_op_sum()(acc9, t24);                              // layernorm_backward.tc:10
                 }
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r9 = acc9;
             const float t26 = r9 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:10
             const float t27 = t26 + s_eps;                              // layernorm_backward.tc:10
@@ -357,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 const float t54 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
                 acc4 = tc_op_sum()(acc4, t54);                              // layernorm_backward.tc:9
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             const float t56 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
             float acc9 = (float)0;
@@ -368,7 +381,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 const float t58 = t57 * t57;                                // layernorm_backward.tc:10
                 acc9 = tc_op_sum()(acc9, t58);                              // layernorm_backward.tc:10
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r9 = acc9;
             const float t61 = r9 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:10
             const float t62 = t61 + s_eps;                              // layernorm_backward.tc:10
@@ -385,6 +398,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 out_out[sz_D*i0 + i1] = t68;                                // layernorm_backward.tc:10
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -836,7 +850,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
     float *__restrict__ out_out,
     const idx_t sz_N,
     const idx_t sz_D,
-    const float s_eps)
+    const float s_eps,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -870,9 +885,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
             out_out[sz_D*i0 + i1] = t8;                                 // layernorm_backward.tc:16
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -914,7 +942,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 acc4 = tc_in ? tc_op_sum()(acc4, t13) : acc4;               // layernorm_backward.tc:16
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -929,7 +956,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                     tc_cp_commit();
                 }
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             const float t14 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
             const float t15 = t14 + s_eps;                              // layernorm_backward.tc:16
@@ -964,7 +991,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 const float t31 = t30 * t30;                                // layernorm_backward.tc:16
                 acc4 = tc_op_sum()(acc4, t31);                              // layernorm_backward.tc:16
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             const float t33 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
             const float t34 = t33 + s_eps;                              // layernorm_backward.tc:16
@@ -978,6 +1005,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 out_out[sz_D*i0 + i1] = t38;                                // layernorm_backward.tc:16
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -1389,7 +1417,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
     float *__restrict__ out_saved_var,
     const idx_t sz_N,
     const idx_t sz_D,
-    const float s_eps)
+    const float s_eps,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -1440,9 +1469,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
             out_saved_var[i0] = t7;                                     // layernorm_backward.tc:10
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -1481,7 +1523,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 3]) : acc4;    // layernorm_backward.tc:9
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -1496,7 +1537,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     tc_cp_commit();
                 }
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             const float t16 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
             float acc9 = (float)0;
@@ -1520,7 +1561,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     acc9 = tc_op_sum()(acc9, t24);                              // layernorm_backward.tc:10
                 }
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r9 = acc9;
             const float t26 = r9 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:10
             const float t27 = t26 + s_eps;                              // layernorm_backward.tc:10
@@ -1571,7 +1612,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 const float t54 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
                 acc4 = tc_op_sum()(acc4, t54);                              // layernorm_backward.tc:9
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             const float t56 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
             float acc9 = (float)0;
@@ -1582,7 +1623,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 const float t58 = t57 * t57;                                // layernorm_backward.tc:10
                 acc9 = tc_op_sum()(acc9, t58);                              // layernorm_backward.tc:10
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r9 = acc9;
             const float t61 = r9 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:10
             const float t62 = t61 + s_eps;                              // layernorm_backward.tc:10
@@ -1603,6 +1644,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 out_saved_var[i0] = t61;                                    // layernorm_backward.tc:10
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -2007,7 +2049,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
     float *__restrict__ out_saved_mean,
     const idx_t sz_N,
     const idx_t sz_D,
-    const float s_eps)
+    const float s_eps,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -2044,9 +2087,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
             out_saved_mean[i0] = t3;                                    // layernorm_backward.tc:16
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -2088,7 +2144,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 acc4 = tc_in ? tc_op_sum()(acc4, t13) : acc4;               // layernorm_backward.tc:16
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -2103,7 +2158,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                     tc_cp_commit();
                 }
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             const float t14 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
             const float t15 = t14 + s_eps;                              // layernorm_backward.tc:16
@@ -2141,7 +2196,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 const float t31 = t30 * t30;                                // layernorm_backward.tc:16
                 acc4 = tc_op_sum()(acc4, t31);                              // layernorm_backward.tc:16
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             const float t33 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
             const float t34 = t33 + s_eps;                              // layernorm_backward.tc:16
@@ -2158,6 +2213,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 out_saved_mean[i0] = t33;                                   // layernorm_backward.tc:16
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -2404,7 +2460,7 @@ launch plan of layernorm (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_sum_div_sub_mul_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D, eps)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_sum_div_sub_mul_add_rsqrt_0_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D, eps)
+  step 1: tc_red_fused_sum_div_sub_mul_add_rsqrt_0_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D, eps, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of layernorm_grad (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -2425,7 +2481,7 @@ launch plan of rmsnorm (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_mul_sum_div_add_rsqrt_3<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D, eps)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_mul_sum_div_add_rsqrt_3_w<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D, eps)
+  step 1: tc_red_fused_mul_sum_div_add_rsqrt_3_w<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D, eps, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of rmsnorm_grad (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -2446,7 +2502,7 @@ launch plan of layernorm_fwd (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_sum_div_sub_mul_add_rsqrt_6<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, out_saved_mean, out_saved_var, N, D, eps)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_sum_div_sub_mul_add_rsqrt_6_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, out_saved_mean, out_saved_var, N, D, eps)
+  step 1: tc_red_fused_sum_div_sub_mul_add_rsqrt_6_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, out_saved_mean, out_saved_var, N, D, eps, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of layernorm_bwd (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -2470,7 +2526,7 @@ launch plan of rmsnorm_fwd (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_mul_sum_div_add_rsqrt_9<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, out_saved_mean, N, D, eps)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_mul_sum_div_add_rsqrt_9_w<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, out_saved_mean, N, D, eps)
+  step 1: tc_red_fused_mul_sum_div_add_rsqrt_9_w<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, out_saved_mean, N, D, eps, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of rmsnorm_bwd (32-bit indices):
   buffer in_x         param  f32[N, D]

@@ -168,7 +168,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
     const unsigned char *__restrict__ in_mask,
     float *__restrict__ out_out,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -215,9 +216,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
             out_out[sz_D*i0 + i1] = t14;                                // <prelude>/softmax.tc:14
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_mask + sz_D*i0, 4) &&
@@ -262,7 +276,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
                 acc4 = tc_op_max()(acc4, t20);                              // <prelude>/softmax.tc:13
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_mask + sz_D*i0, 4) ? row : rows;
@@ -277,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
                     tc_cp_commit();
                 }
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             float pc2[32];
             float acc7 = (float)0;
@@ -308,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
                 pc2[j * 4 + 3] = t32; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
                 acc7 = tc_in ? tc_op_sum()(acc7, t32) : acc7;               // <prelude>/softmax.tc:14
             }
-            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r7 = acc7;
             const float rcp33 = 1.0f / r7;                              // <prelude>/softmax.tc:14
             #pragma unroll
@@ -333,7 +346,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
                 const float t40 = (t38 != 0.0f ? t39 : __int_as_float(0xff800000)); // masked_softmax.tc:7
                 acc4 = tc_op_max()(acc4, t40);                              // <prelude>/softmax.tc:13
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             float acc7 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -345,7 +358,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
                 const float t45 = expf(t44);                                // <prelude>/softmax.tc:13
                 acc7 = tc_op_sum()(acc7, t45);                              // <prelude>/softmax.tc:14
             }
-            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r7 = acc7;
             const float rcp51 = 1.0f / r7;                              // <prelude>/softmax.tc:14
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -359,6 +372,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
                 out_out[sz_D*i0 + i1] = t52;                                // <prelude>/softmax.tc:14
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -373,6 +387,6 @@ launch plan of masked_softmax (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_where_max_sub_exp_sum_div_0<<<N, [1024, 1, 1]>>>(in_x, in_mask, out_out, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_where_max_sub_exp_sum_div_0_w<<<N, [512, 1, 1]>>>(in_x, in_mask, out_out, N, D)
+  step 1: tc_red_fused_where_max_sub_exp_sum_div_0_w<<<N, [512, 1, 1]>>>(in_x, in_mask, out_out, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
  */

@@ -132,7 +132,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
     const float *__restrict__ in_g,
     float *__restrict__ buf13,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -166,9 +167,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
             buf13[sz_D*i0 + i1] = t8;                                   // <prelude>/norm.tc:22
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -210,7 +224,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 acc7 = tc_in ? tc_op_sum()(acc7, t13) : acc7;               // <prelude>/norm.tc:22
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -225,7 +238,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                     tc_cp_commit();
                 }
             }
-            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r7 = acc7;
             const float t14 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
             const float t15 = t14 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
@@ -260,7 +273,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 const float t31 = t30 * t30;                                // <prelude>/norm.tc:22
                 acc7 = tc_op_sum()(acc7, t31);                              // <prelude>/norm.tc:22
             }
-            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r7 = acc7;
             const float t33 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
             const float t34 = t33 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
@@ -274,6 +287,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 buf13[sz_D*i0 + i1] = t38;                                  // <prelude>/norm.tc:22
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -637,7 +651,7 @@ launch plan of mlp_block (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_mul_sum_div_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_g, buf13, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_mul_sum_div_add_rsqrt_0_w<<<N, [512, 1, 1]>>>(in_x, in_g, buf13, N, D)
+  step 1: tc_red_fused_mul_sum_div_add_rsqrt_0_w<<<N, [512, 1, 1]>>>(in_x, in_g, buf13, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
   step 2: matmul buf14 = buf13 @ in_w1.T (cuBLAS)
   step 3: matmul buf16 = buf13 @ in_w3.T (cuBLAS)

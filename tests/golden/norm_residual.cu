@@ -220,7 +220,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
     const float *__restrict__ in_a,
     float *__restrict__ out_out,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -278,9 +279,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
             out_out[sz_D*i0 + i1] = t25;                                // <prelude>/norm.tc:28
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_h + sz_D*i0, 16) &&
@@ -333,7 +347,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
                 acc6 = tc_in ? tc_op_sum()(acc6, t35) : acc6;               // <prelude>/norm.tc:28
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_h + sz_D*i0, 16) ? row : rows;
@@ -348,7 +361,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
                     tc_cp_commit();
                 }
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r6 = acc6;
             float pc2[32];
             const float t38 = sqrtf(r6);                                // <prelude>/norm.tc:28
@@ -392,7 +405,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
                     acc13 = tc_op_sum()(acc13, t59);                            // <prelude>/norm.tc:28
                 }
             }
-            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r13 = acc13;
             const float t64 = sqrtf(r13);                               // <prelude>/norm.tc:28
             const float t65 = tc_max(t64, (9.99999996e-13f));           // <prelude>/norm.tc:28
@@ -436,7 +449,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
                 const float t86 = t85 * t85;                                // <prelude>/norm.tc:28
                 acc6 = tc_op_sum()(acc6, t86);                              // <prelude>/norm.tc:28
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r6 = acc6;
             const float t91 = sqrtf(r6);                                // <prelude>/norm.tc:28
             const float t92 = tc_max(t91, (9.99999996e-13f));           // <prelude>/norm.tc:28
@@ -454,7 +467,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
                 const float t97 = t96 * t96;                                // <prelude>/norm.tc:28
                 acc13 = tc_op_sum()(acc13, t97);                            // <prelude>/norm.tc:28
             }
-            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r13 = acc13;
             const float t105 = sqrtf(r13);                              // <prelude>/norm.tc:28
             const float t106 = tc_max(t105, (9.99999996e-13f));         // <prelude>/norm.tc:28
@@ -472,6 +485,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
                 out_out[sz_D*i0 + i1] = t108;                               // <prelude>/norm.tc:28
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -487,6 +501,6 @@ launch plan of norm_residual (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_sub_mul_sum_sqrt_max_div_0<<<N, [1024, 1, 1]>>>(in_x, in_h, in_a, out_out, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_sub_mul_sum_sqrt_max_div_0_w<<<N, [512, 1, 1]>>>(in_x, in_h, in_a, out_out, N, D)
+  step 1: tc_red_fused_sub_mul_sum_sqrt_max_div_0_w<<<N, [512, 1, 1]>>>(in_x, in_h, in_a, out_out, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
  */

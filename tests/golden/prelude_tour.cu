@@ -332,7 +332,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -372,9 +373,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
             out_out[sz_D*i0 + i1] = t7;                                 // <prelude>/softmax.tc:21
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -411,7 +425,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 acc1 = tc_op_max()(acc1, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -426,7 +439,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     tc_cp_commit();
                 }
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r1 = acc1;
             float acc4 = (float)0;
             #pragma unroll
@@ -449,7 +462,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     acc4 = tc_op_sum()(acc4, t16);                              // <prelude>/softmax.tc:21
                 }
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             const float t18 = tc_logf(r4);                              // <prelude>/softmax.tc:21
             #pragma unroll
@@ -476,7 +489,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const float t26 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
                 acc1 = tc_op_max()(acc1, t26);                              // <prelude>/softmax.tc:20
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r1 = acc1;
             float acc4 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -486,7 +499,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const float t29 = expf(t28);                                // <prelude>/softmax.tc:21
                 acc4 = tc_op_sum()(acc4, t29);                              // <prelude>/softmax.tc:21
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             const float t32 = tc_logf(r4);                              // <prelude>/softmax.tc:21
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -497,6 +510,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 out_out[sz_D*i0 + i1] = t33;                                // <prelude>/softmax.tc:21
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -628,7 +642,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -672,9 +687,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
             out_out[sz_D*i0 + i1] = t11;                                // <prelude>/softmax.tc:28
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -715,7 +743,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
                 acc2 = tc_op_max()(acc2, t16);                              // <prelude>/softmax.tc:27
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -730,7 +757,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
                     tc_cp_commit();
                 }
             }
-            acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r2 = acc2;
             float pc1[32];
             float acc5 = (float)0;
@@ -761,7 +788,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
                 pc1[j * 4 + 3] = t28; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:27
                 acc5 = tc_in ? tc_op_sum()(acc5, t28) : acc5;               // <prelude>/softmax.tc:28
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r5 = acc5;
             const float rcp29 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             #pragma unroll
@@ -785,7 +812,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
                 const float t35 = -t34;                                     // <prelude>/softmax.tc:26
                 acc2 = tc_op_max()(acc2, t35);                              // <prelude>/softmax.tc:27
             }
-            acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r2 = acc2;
             float acc5 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -796,7 +823,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
                 const float t39 = expf(t38);                                // <prelude>/softmax.tc:27
                 acc5 = tc_op_sum()(acc5, t39);                              // <prelude>/softmax.tc:28
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r5 = acc5;
             const float rcp44 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -809,6 +836,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
                 out_out[sz_D*i0 + i1] = t45;                                // <prelude>/softmax.tc:28
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -959,7 +987,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
     const float *__restrict__ in_b,
     unsigned short *__restrict__ out_out,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -1006,9 +1035,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
             out_out[sz_D*i0 + i1] = tc_f2bf(t14);                       // <prelude>/norm.tc:15
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
@@ -1044,7 +1086,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                 acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v15.v[3])) : acc5; // <prelude>/norm.tc:13
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 8) ? row : rows;
@@ -1059,7 +1100,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                     tc_cp_commit();
                 }
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r5 = acc5;
             const float t16 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc10 = (float)0;
@@ -1083,7 +1124,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                     acc10 = tc_op_sum()(acc10, t24);                            // <prelude>/norm.tc:14
                 }
             }
-            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r10 = acc10;
             const float t26 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
             const float t27 = t26 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
@@ -1130,7 +1171,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                 const float t54 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
                 acc5 = tc_op_sum()(acc5, t54);                              // <prelude>/norm.tc:13
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r5 = acc5;
             const float t56 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc10 = (float)0;
@@ -1141,7 +1182,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                 const float t58 = t57 * t57;                                // <prelude>/norm.tc:14
                 acc10 = tc_op_sum()(acc10, t58);                            // <prelude>/norm.tc:14
             }
-            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r10 = acc10;
             const float t61 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
             const float t62 = t61 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
@@ -1158,6 +1199,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                 out_out[sz_D*i0 + i1] = tc_f2bf(t68);                       // <prelude>/norm.tc:15
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -2460,7 +2502,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
     const float *__restrict__ in_p,
     float *__restrict__ buf20,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -2522,9 +2565,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
             buf20[i0] = r20;                                            // <prelude>/loss.tc:51
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_p + sz_D*i0, 16) &&
@@ -2572,7 +2628,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 acc13 = tc_op_max()(acc13, pc1[j * 4 + 3]);                 // <prelude>/loss.tc:49
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_p + sz_D*i0, 16) ? row : rows;
@@ -2587,7 +2642,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     tc_cp_commit();
                 }
             }
-            tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r8 = acc8;
             const float r13 = acc13;
             float acc11 = (float)0;
@@ -2624,7 +2679,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     acc16 = tc_op_sum()(acc16, t35);                            // <prelude>/loss.tc:50
                 }
             }
-            tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r11 = acc11;
             const float r16 = acc16;
             const float rcp38 = 1.0f / r11;                             // <prelude>/softmax.tc:14
@@ -2666,7 +2721,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     acc20 = tc_op_sum()(acc20, t61);                            // <prelude>/loss.tc:51
                 }
             }
-            acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r20 = acc20;
             if (threadIdx.x == 0) {
                 buf20[i0] = r20;                                            // <prelude>/loss.tc:51
@@ -2681,7 +2736,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const float t63 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
                 acc13 = tc_op_max()(acc13, t63);                            // <prelude>/loss.tc:49
             }
-            tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r8 = acc8;
             const float r13 = acc13;
             float acc11 = (float)0;
@@ -2697,7 +2752,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const float t69 = expf(t68);                                // <prelude>/loss.tc:50
                 acc16 = tc_op_sum()(acc16, t69);                            // <prelude>/loss.tc:50
             }
-            tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r11 = acc11;
             const float r16 = acc16;
             const float rcp73 = 1.0f / r11;                             // <prelude>/softmax.tc:14
@@ -2715,12 +2770,13 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const float t79 = t74 * t78;                                // <prelude>/loss.tc:51
                 acc20 = tc_op_sum()(acc20, t79);                            // <prelude>/loss.tc:51
             }
-            acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r20 = acc20;
             if (threadIdx.x == 0) {
                 buf20[i0] = r20;                                            // <prelude>/loss.tc:51
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -2960,7 +3016,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
     float *__restrict__ buf17,
     float *__restrict__ buf37,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -3018,9 +3075,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
             buf37[i0] = r37;                                            // <prelude>/loss.tc:38
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -3056,7 +3126,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                 acc11 = tc_op_max()(acc11, pc0[j * 4 + 3]);                 // <prelude>/loss.tc:24
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -3071,7 +3140,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                     tc_cp_commit();
                 }
             }
-            acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r11 = acc11;
             const bool t16 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
             const float t17 = (t16 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
@@ -3109,7 +3178,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                     acc31 = tc_op_sum()(acc31, t33);                            // <prelude>/softmax.tc:21
                 }
             }
-            tc_cluster_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r17 = acc17;
             const float r31 = acc31;
             const long long t34 = in_t[i0];                             // prelude_tour.tc:52
@@ -3143,7 +3212,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                     acc37 = tc_op_sum()(acc37, t51);                            // <prelude>/loss.tc:38
                 }
             }
-            acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r37 = acc37;
             if (threadIdx.x == 0) {
                 buf11[i0] = r11;                                            // <prelude>/loss.tc:24
@@ -3157,7 +3226,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                 const float t52 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
                 acc11 = tc_op_max()(acc11, t52);                            // <prelude>/loss.tc:24
             }
-            acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r11 = acc11;
             const bool t54 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
             const float t55 = (t54 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
@@ -3173,7 +3242,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                 const float t59 = expf(t58);                                // <prelude>/softmax.tc:21
                 acc31 = tc_op_sum()(acc31, t59);                            // <prelude>/softmax.tc:21
             }
-            tc_cluster_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            tc_cluster_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r17 = acc17;
             const float r31 = acc31;
             const long long t60 = in_t[i0];                             // prelude_tour.tc:52
@@ -3188,7 +3257,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                 const float t66 = (t61 != 0.0f ? t65 : 0.0f);               // <prelude>/loss.tc:38
                 acc37 = tc_op_sum()(acc37, t66);                            // <prelude>/loss.tc:38
             }
-            acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r37 = acc37;
             if (threadIdx.x == 0) {
                 buf11[i0] = r11;                                            // <prelude>/loss.tc:24
@@ -3196,6 +3265,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                 buf37[i0] = r37;                                            // <prelude>/loss.tc:38
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -3371,7 +3441,7 @@ launch plan of log_softmax_rows (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_max_sub_exp_sum_log_2<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_max_sub_exp_sum_log_2_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
+  step 1: tc_red_fused_max_sub_exp_sum_log_2_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of softmin_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -3379,7 +3449,7 @@ launch plan of softmin_rows (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_neg_max_sub_exp_sum_div_3<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_neg_max_sub_exp_sum_div_3_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
+  step 1: tc_red_fused_neg_max_sub_exp_sum_div_3_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of layernorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
@@ -3389,7 +3459,7 @@ launch plan of layernorm_bf16 (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_cast_sum_div_sub_mul_add_4<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_cast_sum_div_sub_mul_add_4_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
+  step 1: tc_red_fused_cast_sum_div_sub_mul_add_4_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of rmsnorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
@@ -3441,7 +3511,7 @@ launch plan of losses (32-bit indices):
   step 1 runs when D <= 16384:
   step 1: tc_red_fused_max_sub_exp_sum_div_log_15<<<N, [1024, 1, 1]>>>(in_x, in_p, buf20, N, D)
   step 2 runs when D > 16384:
-  step 2: tc_red_fused_max_sub_exp_sum_div_log_15_w<<<N, [512, 1, 1]>>>(in_x, in_p, buf20, N, D)
+  step 2: tc_red_fused_max_sub_exp_sum_div_log_15_w<<<N, [512, 1, 1]>>>(in_x, in_p, buf20, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
   step 3: tc_red_fused_neg_sum_div_16<<<(N + 4095)/4096, [256, 1, 1]>>>(out_ce, buf20, N, workspace)
 launch plan of class_losses (32-bit indices):
@@ -3455,7 +3525,7 @@ launch plan of class_losses (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_max_isinf_where_sub_exp_sum_17<<<N, [1024, 1, 1]>>>(in_x, in_t, buf11, buf17, buf37, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_max_isinf_where_sub_exp_sum_17_w<<<N, [512, 1, 1]>>>(in_x, in_t, buf11, buf17, buf37, N, D)
+  step 1: tc_red_fused_max_isinf_where_sub_exp_sum_17_w<<<N, [512, 1, 1]>>>(in_x, in_t, buf11, buf17, buf37, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
   step 2: tc_red_fused_lt_ge_or_where_gather_ne_18<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_t, out_ce, out_nll, buf11, buf17, buf37, D, N, workspace)
  */

@@ -148,7 +148,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
@@ -189,9 +190,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
             out_out[sz_D*i0 + i1] = t8;                                 // softmax.tc:8
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -228,7 +242,6 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 acc1 = tc_op_max()(acc1, pc0[j * 4 + 3]);                   // softmax.tc:7
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
-                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
                 const idx_t row = tc_nx;
                 const idx_t i0 = row;
                 tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
@@ -243,7 +256,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     tc_cp_commit();
                 }
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r1 = acc1;
             float pc1[32];
             float acc4 = (float)0;
@@ -270,7 +283,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 pc1[j * 4 + 3] = t17; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // softmax.tc:7
                 acc4 = tc_in ? tc_op_sum()(acc4, t17) : acc4;               // softmax.tc:8
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             const float rcp18 = 1.0f / r4;                              // softmax.tc:8
             #pragma unroll
@@ -293,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const float t23 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
                 acc1 = tc_op_max()(acc1, t23);                              // softmax.tc:7
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r1 = acc1;
             float acc4 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -303,7 +316,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const float t26 = expf(t25);                                // softmax.tc:7
                 acc4 = tc_op_sum()(acc4, t26);                              // softmax.tc:8
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r4 = acc4;
             const float rcp30 = 1.0f / r4;                              // softmax.tc:8
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -315,6 +328,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 out_out[sz_D*i0 + i1] = t31;                                // softmax.tc:8
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
     if (tc_pre < rows)
         tc_cp_wait();
@@ -328,6 +342,6 @@ launch plan of softmax (32-bit indices):
   step 0 runs when D <= 16384:
   step 0: tc_red_fused_max_sub_exp_sum_div_0<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
   step 1 runs when D > 16384:
-  step 1: tc_red_fused_max_sub_exp_sum_div_0_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
+  step 1: tc_red_fused_max_sub_exp_sum_div_0_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D, workspace)
     in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
  */

@@ -27,7 +27,9 @@
 #      262144 (f32, bf16, f16; five rows: a cluster a row), and in parts 2
 #      and 3 the batch of 1024 (256) again with the knob: the same bits as
 #      without it (rows loop over the resident clusters there), and a
-#      random batch of 100 against the interpreter (--check).
+#      random batch of 100 against the interpreter (--check); the batch
+#      again with TENSORC_ROWS_TICKET=0 (each cluster every step-th row, not
+#      rows by ticket): the same bits.
 #
 # TC_LONG_ROWS_QUICK=1: parts 2 and 3 for softmax f32 and rmsnorm bf16 only
 # (batches of 256 at 262144);
@@ -211,6 +213,11 @@ for pair in $pairs; do
                 if env "${e[@]}" TENSORC_ROWS_PIPE=1 "$tc" "${a[@]}" --shape N=100,D=$n --check >/dev/null \
                         2>"$work/err"; then ok
                 else bad "$fn $dt D=$n N=100 ${e[*]} TENSORC_ROWS_PIPE=1: --check"; fi
+                # the rows' ticket (TENSORC_ROWS_TICKET, on with the pipe): every row of the
+                # batch the same bits as each cluster taking every step-th row
+                if env "${e[@]}" TENSORC_ROWS_PIPE=1 TENSORC_ROWS_TICKET=0 "$tc" "${a[@]}" --shape N=$rows,D=$n \
+                        --output $o=$work/t0.npy >/dev/null 2>"$work/err" && cmp -s "$ref" "$work/t0.npy"; then ok
+                else bad "$fn $dt D=$n N=$rows ${e[*]}: TENSORC_ROWS_TICKET=0 differs (or failed)"; fi
             fi
             data "$work/s.npy" >"$work/s.bin"
             size=$(stat -c %s "$work/s.bin")
