@@ -25,7 +25,9 @@
 #     exp for the epilogue; bf16 softmax, layernorm, log_softmax and
 #     TENSORC_ROWS_KEEP=0 keep nothing; TENSORC_ROWS_PAIR=2 combines the max
 #     and the sum once and rescales the kept exp (off by default); the
-#     register rows' max is unpredicated unless TENSORC_MAX_NAN=0.
+#     register rows' max is unpredicated unless TENSORC_MAX_NAN=0; the wide
+#     softmax kernel takes its rows by ticket (a workspace) unless
+#     TENSORC_ROWS_TICKET=0.
 #   - issue 15's layernorm and rmsnorm backward (grad and the vjp pair's
 #     backward): two kernels, x and dout read by the first step alone, the
 #     column partials passed to the second; explain and --emit=sched say so.
@@ -453,6 +455,19 @@ keep_lines softmax_rows TENSORC_MAX_NAN=0 >/dev/null
 if grep -qE "acc[0-9]+ = tc_in \? tc_op_max" "$tmp/out" && grep -q "define TC_MAX_NAN 0" "$tmp/out"
 then ok "softmax_rows f32, TENSORC_MAX_NAN=0: the max predicated, by tc_max"
 else bad "softmax_rows f32, TENSORC_MAX_NAN=0: not the old form"; fi
+
+# TENSORC_ROWS_TICKET (rows.c's ticket_loop, on by default): the wide
+# softmax kernel's plan step takes the workspace (its ticket) and the
+# narrow one none; with 0 neither does, and --emit=sched says which
+plan_steps() { env "$@" "$tc" compile bench/cases/softmax.tc --fn softmax --emit=plan 2>&1 | grep -E "^  step [0-9]+: "; }
+if plan_steps | grep -q "_w<<<.*, workspace)$" && ! plan_steps | grep -q "_0<<<.*workspace" &&
+    "$tc" compile bench/cases/softmax.tc --fn softmax --emit=sched | grep -q "TENSORC_ROWS_TICKET"
+then ok "softmax f32: the wide kernel takes its rows by ticket (the workspace), the narrow one not"
+else bad "softmax f32: no ticket in the wide kernel's plan" "$(plan_steps)"; fi
+if ! plan_steps TENSORC_ROWS_TICKET=0 | grep -q workspace &&
+    ! TENSORC_ROWS_TICKET=0 "$tc" compile bench/cases/softmax.tc --fn softmax --emit=sched | grep -q "TENSORC_ROWS_TICKET"
+then ok "softmax f32, TENSORC_ROWS_TICKET=0: every step-th row, no workspace"
+else bad "softmax f32, TENSORC_ROWS_TICKET=0: a workspace or ticket still" "$(plan_steps TENSORC_ROWS_TICKET=0)"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
