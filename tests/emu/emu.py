@@ -240,14 +240,16 @@ for p in params:
         scalars[name] = (dt, v)
 
 
-def f2bf(x):
-    u = struct.unpack("<I", struct.pack("<f", x))[0]
-    u += 0x7fff + ((u >> 16) & 1)
-    return (u >> 16) & 0xffff
+def f2bf_all(vals):
+    """each float rounded to bf16 (to nearest, ties to even, on its f32
+    rounding), as a list of 16-bit patterns: one struct call for them all"""
+    us = struct.unpack("<%dI" % len(vals), struct.pack("<%df" % len(vals), *vals))
+    return [((u + 0x7fff + ((u >> 16) & 1)) >> 16) & 0xffff for u in us]
 
 
-def bf2f(h):
-    return struct.unpack("<f", struct.pack("<I", h << 16))[0]
+def bf2f_all(hs):
+    """16-bit bf16 patterns as floats (exact)"""
+    return struct.unpack("<%df" % len(hs), struct.pack("<%dI" % len(hs), *[h << 16 for h in hs]))
 
 
 NPY = {"f16": "<f2", "bf16": "<f4", "f32": "<f4", "f64": "<f8", "i32": "<i4", "i64": "<i8", "bool": "|b1"}
@@ -338,7 +340,8 @@ for si, shape in enumerate(shapes):
             continue
         dt, n = b["dt"], numel(name)
         if dt in ("f16", "bf16", "f32", "f64"):
-            vals = [rng.uniform(-1, 1) for _ in range(n)]
+            rnd = rng.random  # rng.uniform(-1, 1)'s values: -1 + 2 * random()
+            vals = [-1 + 2 * rnd() for _ in range(n)]
             if opts["specials"] and n >= 4: # NaN, inf and -inf at a few places
                 vals[n // 2], vals[n - 1], vals[n // 3] = float("nan"), float("inf"), float("-inf")
             if opts["rows"] and len(dims(name)) >= 2:
@@ -350,8 +353,8 @@ for si, shape in enumerate(shapes):
         else:
             vals = [rng.randint(-10, 9) for _ in range(n)]
         if dt == "bf16":
-            dev = [f2bf(v) for v in vals]
-            raw_npy = struct.pack("<%df" % n, *[bf2f(h) for h in dev])
+            dev = f2bf_all(vals)
+            raw_npy = struct.pack("<%dI" % n, *[h << 16 for h in dev])  # bf16 widened to f32
             raw_dev = struct.pack("<%dH" % n, *dev)
         else:
             raw_dev = raw_npy = struct.pack("<%d%s" % (n, PK[dt]), *vals)
@@ -494,7 +497,7 @@ for si, shape in enumerate(shapes):
                 ok = False
                 notes.append("%s: not the same bits with the matmul grid capped at %d" % (name, cap))
         if dt == "bf16":
-            got = [bf2f(h) for h in struct.unpack("<%dH" % n, raw)]
+            got = bf2f_all(struct.unpack("<%dH" % n, raw))
         else:
             got = list(struct.unpack("<%d%s" % (n, PK[dt]), raw))
         if len(want) != n:
@@ -507,19 +510,17 @@ for si, shape in enumerate(shapes):
                 ok = False
                 notes.append("%s[%d] = %s, want %s (%d differ)" % (name, bad[0], got[bad[0]], want[bad[0]], len(bad)))
             continue
-        scale = max([1.0] + [abs(w) for w in want if w == w and abs(w) != float("inf")])
-        e, at = 0.0, -1
-        for j, (g_, w) in enumerate(zip(got, want)):
-            if w != w:
-                dd = 0.0 if g_ != g_ else float("inf")
-            elif g_ != g_:
-                dd = float("inf")
-            elif abs(w) == float("inf") or abs(g_) == float("inf"):
-                dd = 0.0 if g_ == w else float("inf")
-            else:
-                dd = abs(g_ - w)
-            if dd > e:
-                e, at = dd, j
+        inf = float("inf")
+        scale = max([1.0] + [abs(w) for w in want if w == w and abs(w) != inf])
+        # each element's error: |got - want|, 0 where both are NaN or the
+        # same infinity, inf where one alone is NaN or an infinity differs
+        # (a NaN difference is one of those; the others give their own)
+        dds = [abs(g_ - w) for g_, w in zip(got, want)]
+        for j in [j for j, dd in enumerate(dds) if dd != dd]:
+            g_, w = got[j], want[j]
+            dds[j] = 0.0 if g_ == w or (g_ != g_ and w != w) else inf
+        e = max(dds, default=0.0)
+        at = dds.index(e) if e > 0 else -1  # the first of the largest
         rel = e / scale
         worst = max(worst, rel)
         if rel > tol:
