@@ -172,6 +172,9 @@ const tc_dim *lir_flat(const lfn *f, const lnode *n, const tc_dim *const *idx);
 int64_t lir_coeff(const lfn *f, const tc_dim *e, int v);
 /* True when idx (rank entries) is exactly $0..$rank-1. */
 bool lir_is_identity(const lfn *f, const tc_dim *const *idx, int rank);
+/* n is a float x ** 2 with the exponent the constant 2: codegen writes x * x
+ * (the correctly rounded square), which the unrolled budget counts as cheap */
+bool lir_pow_square(const lnode *n);
 
 const char *red_kind_name(red_kind k);
 

@@ -94,9 +94,9 @@ static bool over_fn_budget(const ffn *f)
     for (int i = 0; i < f->nk; i++) {
         const fkernel *k = f->k[i];
         if (k->kind == KK_POINTWISE)
-            total += (int64_t)k->work * 4;
+            total += (int64_t)sched_work(k) * 4;
         else if (k->kind == KK_REDUCE && k->inner)
-            total += (int64_t)k->work * 2 * ROW_ITEMS;
+            total += (int64_t)sched_work(k) * 2 * ROW_ITEMS;
     }
     return total > FN_UNROLLED;
 }
@@ -116,7 +116,7 @@ enum { FE_STEPS = TC_FE_STEPS };
 /* u, halved until its loads in flight and its unrolled work fit */
 static int cap_unroll(const fkernel *k, const ksched *ks, int u)
 {
-    while (u > 1 && ((int64_t)k->work * ks->vec * u > UNROLLED || u * k->nreads > LOADS_IN_FLIGHT))
+    while (u > 1 && ((int64_t)sched_work(k) * ks->vec * u > UNROLLED || u * k->nreads > LOADS_IN_FLIGHT))
         u /= 2;
     return u;
 }
@@ -310,11 +310,11 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
     ks->vec = k->rank > 0 ? 16 / sched_widest(k) : 1;
     if (ks->vec < 1)
         ks->vec = 1;
-    bool big = ks->vec > 1 && (k->work * ks->vec > UNROLLED || x->s->big);
+    bool big = ks->vec > 1 && (sched_work(k) * ks->vec > UNROLLED || x->s->big);
     if (big)
         ks->vec = 1;
     /* as if 4 lanes wide whatever the dtype: the same rule for f64 */
-    ks->compact = k->work * 4 > UNROLLED || x->s->big;
+    ks->compact = sched_work(k) * 4 > UNROLLED || x->s->big;
     ks->unroll = pw_unroll(k, ks, knob(x->f->knobs.pw_unroll, PW_UNROLL));
     ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)ks->block[0] * ks->vec * ks->unroll));
     ks->why = ks->vec > 1 ? "one thread per vector of elements, grid-stride; 16-byte "
@@ -366,7 +366,7 @@ static void sched_rows_wide(const sctx *x, const fkernel *k, ksched *ks)
     int64_t len;
     int rr = x->f->knobs.rows_regs;
     bool can = ks->vec > 1 && !k->ncols && ks->items && !ks->compact &&
-               k->work * 2 * 2 * ROW_ITEMS <= UNROLLED; /* the budget of sched_rows, twice */
+               sched_work(k) * 2 * 2 * ROW_ITEMS <= UNROLLED; /* the budget of sched_rows, twice */
     if (!can || !(rr == 32 || (rr < 0 && ks->vec == 4 && !ks->packed && ks->cluster)))
         return;
     if (rr == 32 || dim_is_const(ks->rowlen, &len)) {
@@ -426,7 +426,7 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
         ks->cluster = 0;
     if (clen && len > (int64_t)ks->block[0] * per * ROW_CLUSTER)
         ks->items = 0;
-    bool big = k->work * budget_per > UNROLLED || x->s->big;
+    bool big = sched_work(k) * budget_per > UNROLLED || x->s->big;
     if (big)
         ks->items = 0;
     if (!ks->items)

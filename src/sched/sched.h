@@ -287,6 +287,8 @@ void sched_rows_widen(ksched *ks);
 /*! sched_rows_pipe(): ks->pipe where TENSORC_ROWS_PIPE=1 and the rows kernel
  *  may take a row in a cluster's registers; sched_print_pipe says so */
 void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks);
+/* k's work for the unrolled-code budget: fuse.h's, heavy library calls weighed (sched_budget.c) */
+int sched_work(const fkernel *k);
 void sched_print_pipe(tc_buf *b, const ksched *ks);
 /* Rows one block of the narrow variant holds: longer rows take the wide one */
 #define SCHED_WIDE_FROM(ks) ((int64_t)(ks)->block[0] * (ks)->block_per)

@@ -79,16 +79,16 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_0(
                     const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t2 = (pc0[j * 4 + 0]) - t1;                     // lang_functions.tc:11
-                    const float t3 = powf(t2, 2.0f);                            // lang_functions.tc:11
+                    const float t3 = t2 * t2;                                   // lang_functions.tc:11
                     acc7 = tc_op_sum()(acc7, t3);                               // lang_functions.tc:11
                     const float t4 = (pc0[j * 4 + 1]) - t1;                     // lang_functions.tc:11
-                    const float t5 = powf(t4, 2.0f);                            // lang_functions.tc:11
+                    const float t5 = t4 * t4;                                   // lang_functions.tc:11
                     acc7 = tc_op_sum()(acc7, t5);                               // lang_functions.tc:11
                     const float t6 = (pc0[j * 4 + 2]) - t1;                     // lang_functions.tc:11
-                    const float t7 = powf(t6, 2.0f);                            // lang_functions.tc:11
+                    const float t7 = t6 * t6;                                   // lang_functions.tc:11
                     acc7 = tc_op_sum()(acc7, t7);                               // lang_functions.tc:11
                     const float t8 = (pc0[j * 4 + 3]) - t1;                     // lang_functions.tc:11
-                    const float t9 = powf(t8, 2.0f);                            // lang_functions.tc:11
+                    const float t9 = t8 * t8;                                   // lang_functions.tc:11
                     acc7 = tc_op_sum()(acc7, t9);                               // lang_functions.tc:11
                 }
             }
@@ -114,7 +114,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_0(
                 const idx_t i1 = r;
                 const float t12 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:9
                 const float t14 = t12 - t13;                                // lang_functions.tc:11
-                const float t15 = powf(t14, 2.0f);                          // lang_functions.tc:11
+                const float t15 = t14 * t14;                                // lang_functions.tc:11
                 acc7 = tc_op_sum()(acc7, t15);                              // lang_functions.tc:11
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
@@ -162,7 +162,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
             const idx_t i1 = r;
             const float t1 = in_x[sz_D*i0 + i1];                        // lang_functions.tc:9
             const float t3 = t1 - t2;                                   // lang_functions.tc:11
-            const float t4 = powf(t3, 2.0f);                            // lang_functions.tc:11
+            const float t4 = t3 * t3;                                   // lang_functions.tc:11
             acc7 = tc_op_sum()(acc7, t4);                               // lang_functions.tc:11
         }
         acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
@@ -249,16 +249,16 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                     const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t8 = (pc0[j * 4 + 0]) - t7;                     // lang_functions.tc:11
-                    const float t9 = powf(t8, 2.0f);                            // lang_functions.tc:11
+                    const float t9 = t8 * t8;                                   // lang_functions.tc:11
                     acc7 = tc_op_sum()(acc7, t9);                               // lang_functions.tc:11
                     const float t10 = (pc0[j * 4 + 1]) - t7;                    // lang_functions.tc:11
-                    const float t11 = powf(t10, 2.0f);                          // lang_functions.tc:11
+                    const float t11 = t10 * t10;                                // lang_functions.tc:11
                     acc7 = tc_op_sum()(acc7, t11);                              // lang_functions.tc:11
                     const float t12 = (pc0[j * 4 + 2]) - t7;                    // lang_functions.tc:11
-                    const float t13 = powf(t12, 2.0f);                          // lang_functions.tc:11
+                    const float t13 = t12 * t12;                                // lang_functions.tc:11
                     acc7 = tc_op_sum()(acc7, t13);                              // lang_functions.tc:11
                     const float t14 = (pc0[j * 4 + 3]) - t7;                    // lang_functions.tc:11
-                    const float t15 = powf(t14, 2.0f);                          // lang_functions.tc:11
+                    const float t15 = t14 * t14;                                // lang_functions.tc:11
                     acc7 = tc_op_sum()(acc7, t15);                              // lang_functions.tc:11
                 }
             }
@@ -284,7 +284,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 const idx_t i1 = r;
                 const float t18 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:9
                 const float t20 = t18 - t19;                                // lang_functions.tc:11
-                const float t21 = powf(t20, 2.0f);                          // lang_functions.tc:11
+                const float t21 = t20 * t20;                                // lang_functions.tc:11
                 acc7 = tc_op_sum()(acc7, t21);                              // lang_functions.tc:11
             }
             acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
@@ -351,16 +351,16 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
                     const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t2 = (pc0[j * 4 + 0]) - t1;                     // lang_functions.tc:11
-                    const float t3 = powf(t2, 2.0f);                            // lang_functions.tc:11
+                    const float t3 = t2 * t2;                                   // lang_functions.tc:11
                     acc9 = tc_op_sum()(acc9, t3);                               // lang_functions.tc:11
                     const float t4 = (pc0[j * 4 + 1]) - t1;                     // lang_functions.tc:11
-                    const float t5 = powf(t4, 2.0f);                            // lang_functions.tc:11
+                    const float t5 = t4 * t4;                                   // lang_functions.tc:11
                     acc9 = tc_op_sum()(acc9, t5);                               // lang_functions.tc:11
                     const float t6 = (pc0[j * 4 + 2]) - t1;                     // lang_functions.tc:11
-                    const float t7 = powf(t6, 2.0f);                            // lang_functions.tc:11
+                    const float t7 = t6 * t6;                                   // lang_functions.tc:11
                     acc9 = tc_op_sum()(acc9, t7);                               // lang_functions.tc:11
                     const float t8 = (pc0[j * 4 + 3]) - t1;                     // lang_functions.tc:11
-                    const float t9 = powf(t8, 2.0f);                            // lang_functions.tc:11
+                    const float t9 = t8 * t8;                                   // lang_functions.tc:11
                     acc9 = tc_op_sum()(acc9, t9);                               // lang_functions.tc:11
                 }
             }
@@ -423,7 +423,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
                 const idx_t i1 = r;
                 const float t44 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
                 const float t46 = t44 - t45;                                // lang_functions.tc:11
-                const float t47 = powf(t46, 2.0f);                          // lang_functions.tc:11
+                const float t47 = t46 * t46;                                // lang_functions.tc:11
                 acc9 = tc_op_sum()(acc9, t47);                              // lang_functions.tc:11
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
@@ -482,7 +482,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
             const idx_t i1 = r;
             const float t1 = in_x[sz_D*i0 + i1];                        // lang_functions.tc:15
             const float t3 = t1 - t2;                                   // lang_functions.tc:11
-            const float t4 = powf(t3, 2.0f);                            // lang_functions.tc:11
+            const float t4 = t3 * t3;                                   // lang_functions.tc:11
             acc9 = tc_op_sum()(acc9, t4);                               // lang_functions.tc:11
         }
         acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
@@ -582,16 +582,16 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                     const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t18 = (pc0[j * 4 + 0]) - t17;                   // lang_functions.tc:11
-                    const float t19 = powf(t18, 2.0f);                          // lang_functions.tc:11
+                    const float t19 = t18 * t18;                                // lang_functions.tc:11
                     acc9 = tc_op_sum()(acc9, t19);                              // lang_functions.tc:11
                     const float t20 = (pc0[j * 4 + 1]) - t17;                   // lang_functions.tc:11
-                    const float t21 = powf(t20, 2.0f);                          // lang_functions.tc:11
+                    const float t21 = t20 * t20;                                // lang_functions.tc:11
                     acc9 = tc_op_sum()(acc9, t21);                              // lang_functions.tc:11
                     const float t22 = (pc0[j * 4 + 2]) - t17;                   // lang_functions.tc:11
-                    const float t23 = powf(t22, 2.0f);                          // lang_functions.tc:11
+                    const float t23 = t22 * t22;                                // lang_functions.tc:11
                     acc9 = tc_op_sum()(acc9, t23);                              // lang_functions.tc:11
                     const float t24 = (pc0[j * 4 + 3]) - t17;                   // lang_functions.tc:11
-                    const float t25 = powf(t24, 2.0f);                          // lang_functions.tc:11
+                    const float t25 = t24 * t24;                                // lang_functions.tc:11
                     acc9 = tc_op_sum()(acc9, t25);                              // lang_functions.tc:11
                 }
             }
@@ -654,7 +654,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 const idx_t i1 = r;
                 const float t60 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
                 const float t62 = t60 - t61;                                // lang_functions.tc:11
-                const float t63 = powf(t62, 2.0f);                          // lang_functions.tc:11
+                const float t63 = t62 * t62;                                // lang_functions.tc:11
                 acc9 = tc_op_sum()(acc9, t63);                              // lang_functions.tc:11
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);

@@ -28,6 +28,8 @@
 #     register rows' max is unpredicated unless TENSORC_MAX_NAN=0; the wide
 #     softmax kernel takes its rows by ticket (a workspace) unless
 #     TENSORC_ROWS_TICKET=0.
+#   - the unrolled budget's heavy calls (sched_budget.c) and x ** 2 as a
+#     product (codegen/emit.c).
 #   - issue 15's layernorm and rmsnorm backward (grad and the vjp pair's
 #     backward): two kernels, x and dout read by the first step alone, the
 #     column partials passed to the second; explain and --emit=sched say so.
@@ -468,6 +470,18 @@ if ! plan_steps TENSORC_ROWS_TICKET=0 | grep -q workspace &&
     ! TENSORC_ROWS_TICKET=0 "$tc" compile bench/cases/softmax.tc --fn softmax --emit=sched | grep -q "TENSORC_ROWS_TICKET"
 then ok "softmax f32, TENSORC_ROWS_TICKET=0: every step-th row, no workspace"
 else bad "softmax f32, TENSORC_ROWS_TICKET=0: a workspace or ticket still" "$(plan_steps TENSORC_ROWS_TICKET=0)"; fi
+
+# The unrolled budget weighs sin, cos, pow and atan2 (sched_budget.c): a rows
+# kernel of two trig calls (a fuzz program that took NVRTC 18.6 s for sm_90
+# unrolled) goes compact; x ** 2 is a product (codegen/emit.c), not powf, and
+# not weighed
+if "$tc" compile tests/fuzz/corpus/compile/rand_p007.tc --fn f --emit=sched 2>&1 | grep -q "^    compact:"
+then ok "rand_p007 (sin, cos in a row reduction): compact, library math called"
+else bad "rand_p007: not compact (NVRTC unrolls its trig 48 times a thread)"; fi
+if emit tests/golden/extra/lang_functions.tc moments cuda && ! grep -q "powf(" "$tmp/out" &&
+    grep -qE "t[0-9]+ \* t[0-9]+; +// lang_functions.tc:11" "$tmp/out" && grep -q "_w(" "$tmp/out"
+then ok "lang_functions (x - mu) ** 2: a product, no powf; the wide rows kernel kept"
+else bad "lang_functions: (x - mu) ** 2 not a product, or the wide kernel lost"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
