@@ -469,11 +469,6 @@ static void col_rows(cg *g, cg_w *w, tc_buf *row, int items, int vec)
     }
 }
 
-/* ROWS and COLUMNS: a loop over rows (kept elements), passes over each.
- * A kernel with a cluster has two: the plain one runs when the launch has
- * no cluster (ncl == 1), the other when it has; one loop with the
- * cluster's index arithmetic for both slowed short rows (the 40-register
- * cap: rmsnorm bf16 16384 x 4096 on an H200, 79 us to 90). */
 /* TENSORC_ROWS_TICKET (sched_rows_pipe): the cluster loop's rows.  Each
  * cluster takes its index's row and the one a step on (step: the clusters),
  * then rows from 2 * step on in the order the clusters ask: before a row's
@@ -508,6 +503,11 @@ static void ticket_loop(cg *g, cg_w *w, tc_buf *crow)
     cg_wclose(w, "}");
 }
 
+/* ROWS and COLUMNS: a loop over rows (kept elements), passes over each.
+ * A kernel with a cluster has two: the plain one runs when the launch has
+ * no cluster (ncl == 1), the other when it has; one loop with the
+ * cluster's index arithmetic for both slowed short rows (the 40-register
+ * cap: rmsnorm bf16 16384 x 4096 on an H200, 79 us to 90). */
 void cg_rows(cg *g, tc_buf *o, bool columns)
 {
     const fkernel *k = g->k;
