@@ -9,13 +9,9 @@
 // H200, 2026-11-28 (bench/results/2026-11-28-h200-session17.md): memcpy 4.06 TB/s; a block
 // a chunk of one float4 a thread 4.07; persistent chunks 3.60-3.78; the same by ticket
 // 3.84-3.97.
+#include "../../tests/golden/helpers.cu" /* tensorc's helpers, for rowpipe.cuh's */
+#include "../../src/codegen/rowpipe.cuh"   /* the pipe's cp.async copies, as generated */
 #include <cuda_runtime.h>
-template <int B> __device__ __forceinline__ void tc_cp_async(unsigned char *dst, const void *src) {
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-}
-__device__ __forceinline__ void tc_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-__device__ __forceinline__ void tc_cp_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdio>

@@ -312,6 +312,7 @@ cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d);
 /* Add the launch step of the kernel g generated, running unit kernel
  * `name` (which may be another step's: the same code). */
 void cg_plan_kernel(cg *g, const char *name);
+bool cg_takes_ws(const cg *g); /* the kernel's last parameter is the workspace (plan.c) */
 /* A cuBLAS step for matmul m; returns its index in the plan's steps. */
 int cg_plan_matmul(cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a);
 /* A new empty step (steps move as the plan grows: keep indices, not pointers). */

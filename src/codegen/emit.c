@@ -269,11 +269,6 @@ static void remember(cg *g, const lnode *n, const tc_dim *const *idx, cg_target 
 
 /* ---- values ----------------------------------------------------------------- */
 
-static bool is_floating(tc_dtype t)
-{
-    return t == TC_F32 || t == TC_F16 || t == TC_BF16 || t == TC_F64;
-}
-
 /* v converted from one dtype's register type to another's; a conversion
  * is a call or a cast, parenthesized as an operand. */
 /* Whether two dtypes have the same register type (cg_type). */
@@ -296,7 +291,7 @@ static cg_expr convert(cg *g, cg_expr v, tc_dtype from, tc_dtype to)
     }
     if (to == TC_BOOL)
         return (cg_expr){arena_printf(g->a, "(%s != 0)", v.s), false};
-    if (is_floating(from) && (to == TC_I32 || to == TC_I64)) /* saturating: unit.c */
+    if (dtype_is_float(from) && (to == TC_I32 || to == TC_I64)) /* saturating: unit.c */
         return (cg_expr){arena_printf(g->a, "tc_f2%s(%s)", dtype_name(to), v.s), false};
     const char *r = arena_printf(g->a, "(%s)%s", cg_type(to), v.s);
     if (to == TC_F16 || to == TC_BF16)
@@ -341,7 +336,7 @@ static bool exp_form(double v, int digits)
 static cg_expr literal(cg *g, const lnode *n)
 {
     tc_dtype t = n->dtype;
-    if (is_floating(t)) {
+    if (dtype_is_float(t)) {
         double v = n->a.cnst.f;
         if (v != v)
             return t == TC_F64 ? (cg_expr){"__longlong_as_double(0x7ff8000000000000LL)", false}
@@ -374,13 +369,13 @@ static cg_expr literal_as(cg *g, const lnode *n, tc_dtype to)
         return literal(g, n);
     lnode c = *n;
     c.dtype = to;
-    if (is_floating(to) && !is_floating(n->dtype))
+    if (dtype_is_float(to) && !dtype_is_float(n->dtype))
         c.a.cnst.f = (double)n->a.cnst.i;
-    else if (!is_floating(to) && is_floating(n->dtype))
+    else if (!dtype_is_float(to) && dtype_is_float(n->dtype))
         c.a.cnst.i = to == TC_BOOL ? n->a.cnst.f != 0 : (int64_t)n->a.cnst.f;
     else if (to == TC_BOOL)
         c.a.cnst.i = n->a.cnst.i != 0;
-    if (is_floating(to) && dtype_round(to == TC_F64 ? TC_F64 : TC_F32, c.a.cnst.f) != c.a.cnst.f)
+    if (dtype_is_float(to) && dtype_round(to == TC_F64 ? TC_F64 : TC_F32, c.a.cnst.f) != c.a.cnst.f)
         return convert(g, literal(g, n), n->dtype, to);
     return literal(g, &c);
 }
@@ -427,7 +422,7 @@ static const char *op_expr(cg *g, const lnode *n, const cg_expr *o)
     tc_dtype t = n->opdt;
     if (n->op == OP_cast || n->op == OP_copy)
         return convert(g, o[0], n->opdt, n->dtype).s;
-    if (is_floating(t)) {
+    if (dtype_is_float(t)) {
         /* x ** 2: one product, the correctly rounded square (CUDA's powf
          * is 96 SASS instructions and within 2 ulp; special values agree) */
         if (lir_pow_square(n))

@@ -303,7 +303,7 @@ void cg_kernel(cg *g, tc_buf *out)
                    (t == TC_F16 || t == TC_BF16) ? "float" : cg_type(t), gp->name);
         first = false;
     }
-    if (ks->kind == SCH_FULL || (ks->kind == SCH_COLUMNS && ks->split) || g->ticket)
+    if (cg_takes_ws(g))
         buf_printf(out, "%s\n    void *__restrict__ ws", first ? "" : ",");
     buf_puts(out, ")\n{\n");
     if (g->wide && !g->idx64)

@@ -291,6 +291,30 @@ pkernel *cg_plan_table(cg_bufs *b, tc_arena *ar, pstep *st, const char *name)
     return k;
 }
 
+/* Whether g's kernel takes the workspace (its last parameter, kernel.c):
+ * a whole-tensor reduction's partials and ticket, split columns' tickets
+ * and partials, the rows' ticket (rows.c's ticket_loop) */
+bool cg_takes_ws(const cg *g)
+{
+    const ksched *ks = g->ks;
+    return ks->kind == SCH_FULL || (ks->kind == SCH_COLUMNS && ks->split) || g->ticket;
+}
+
+/* ... and how many bytes of it */
+static const tc_dim *ws_bytes(cg *g)
+{
+    const ksched *ks = g->ks;
+    if (ks->kind == SCH_FULL)
+        return dim_const(g->c, 16 + (int64_t)g->k->nreds * ks->grid_cap * 16);
+    if (ks->kind == SCH_COLUMNS && ks->split) {
+        /* a 16-byte ticket per column group, then split * rows partials per reduction */
+        const tc_dim *groups = dim_ceildiv(g->c, ks->rows, dim_const(g->c, (int64_t)ks->block[0] * ks->vec));
+        const tc_dim *parts = dim_mul(g->c, ks->rows, dim_const(g->c, (int64_t)ks->split * 16 * g->k->nreds));
+        return dim_add(g->c, dim_mul(g->c, groups, dim_const(g->c, 16)), parts);
+    }
+    return dim_const(g->c, 16); /* the rows' ticket */
+}
+
 /* The kernel step for g's kernel, with arguments in the order the
  * signature lists them (kernel.c writes the signature from the same
  * order: buffers by id, or by first use with positional names, sizes in
@@ -329,18 +353,9 @@ void cg_plan_kernel(cg *g, const char *name)
     for (int i = 0; i < g->l->g->nparams; i++)
         if (g->used_param[i])
             cg_plan_arg(st, g->a, (parg){PARG_SCALAR, -1, NULL, i, scalar_ctype(g->l->g->params[i].dtype)});
-    if (ks->kind == SCH_FULL) {
+    if (cg_takes_ws(g)) {
         cg_plan_arg(st, g->a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
-        st->ws_bytes = dim_const(g->c, 16 + (int64_t)g->k->nreds * ks->grid_cap * 16);
-    } else if (ks->kind == SCH_COLUMNS && ks->split) {
-        /* a 16-byte ticket per column group, then split * rows partials per reduction */
-        cg_plan_arg(st, g->a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
-        const tc_dim *groups = dim_ceildiv(g->c, ks->rows, dim_const(g->c, (int64_t)ks->block[0] * ks->vec));
-        const tc_dim *parts = dim_mul(g->c, ks->rows, dim_const(g->c, (int64_t)ks->split * 16 * g->k->nreds));
-        st->ws_bytes = dim_add(g->c, dim_mul(g->c, groups, dim_const(g->c, 16)), parts);
-    } else if (g->ticket) { /* the rows' ticket (rows.c's ticket_loop) */
-        cg_plan_arg(st, g->a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
-        st->ws_bytes = dim_const(g->c, 16);
+        st->ws_bytes = ws_bytes(g);
     }
     if (ks->block_per) {
         st->block_len = ks->rowlen;

@@ -110,11 +110,6 @@ static bool walk(cpwalk *w, const lnode *n, const tc_dim **idx)
     return true;
 }
 
-static bool is_float(tc_dtype t)
-{
-    return t == TC_F16 || t == TC_BF16 || t == TC_F32 || t == TC_F64;
-}
-
 /* The rows kernel that can carry column kernel c, or -1 (w->why says why
  * when c reads one but cannot). */
 static int carrier(cpwalk *w)
@@ -132,7 +127,7 @@ static int carrier(cpwalk *w)
             return -1;
     for (int j = 0; j < c->nreds; j++) {
         const lnode *r = c->reds[j];
-        if (r->a.red.kind != RK_SUM || !is_float(r->dtype) ||
+        if (r->a.red.kind != RK_SUM || !dtype_is_float(r->dtype) ||
             !lir_is_identity(x->f, r->in[0].idx, c->rank) || r->in[0].src->rank != c->rank)
             return -1;
     }

@@ -77,11 +77,8 @@ bool lir_pow_square(const lnode *n)
 {
     if (n->kind != LK_POINTWISE || n->op != OP_pow || n->nin != 2)
         return false;
-    if (n->opdt != TC_F32 && n->opdt != TC_F64 && n->opdt != TC_F16 && n->opdt != TC_BF16)
-        return false;
     const lnode *e = n->in[1].src;
-    if (e->kind != LK_CONST)
+    if (!dtype_is_float(n->opdt) || e->kind != LK_CONST)
         return false;
-    bool fl = e->dtype == TC_F32 || e->dtype == TC_F64 || e->dtype == TC_F16 || e->dtype == TC_BF16;
-    return fl ? e->a.cnst.f == 2.0 : e->a.cnst.i == 2;
+    return dtype_is_float(e->dtype) ? e->a.cnst.f == 2.0 : e->a.cnst.i == 2;
 }
