@@ -92,7 +92,8 @@ static bool pair(const lfn *l, const fkernel *k, int mx, int s, const lnode **sh
  * 512 x 131072 209.3 / 211.0 / 211.1, 256 x 262144 218.0 / 221.4 / 220.5;
  * 16384 x 4096 180.6 / 180.6 / 180.8): the grid's other resident clusters
  * already hide a combine's wait (1024 x 65536 moves 2.58 TB/s there).
- * Not yet timed on an H200 (77.8 % of its ceiling at 1024 x 65536). */
+ * Nor on an H200 (2026-11-28, one call, p0 / p2: 150.5 / 152.9, 158.7 /
+ * 159.0, 171.4 / 175.4; bench/results/2026-11-28-h200-session17.md). */
 static void sched_rpair(const ffn *f, const fkernel *k, ksched *ks, int mx, int s, const lnode *shift)
 {
     int kn = f->knobs.rows_pair >= 0 ? f->knobs.rows_pair : 0;
