@@ -74,8 +74,10 @@ typedef struct tc_knobs {
     int rows_keep;          /* TENSORC_ROWS_KEEP: 0 (every pass computes its values again, as before) or 1 */
     int rows_pair;          /* TENSORC_ROWS_PAIR: 0 (two combines, as before), 1 (rows in clusters) or 2
                              * (every row in registers): max and sum of exp in one combine */
-    int rows_pipe;          /* TENSORC_ROWS_PIPE: 0 (as before) or 1: rows a cluster takes in a
-                             * persistent grid, the next row's slice prefetched (codegen/rows.c) */
+    int rows_pipe;          /* TENSORC_ROWS_PIPE: 0 (as before), 1: rows a cluster takes in a
+                             * persistent grid, the next row's slice prefetched (codegen/rows.c),
+                             * 2: so, the row kept in its slots (two stages) instead of registers */
+    int rows_maxreg;        /* TENSORC_ROWS_MAXREG: 32 to 128: a rows kernel's register cap (40 unset) */
     int rows_ticket;        /* TENSORC_ROWS_TICKET: 0 (each cluster every step-th row, as before) or 1:
                              * the pipe's clusters take rows in the order they ask (an atomic ticket) */
     /* code generation (src/codegen): -1 unset */

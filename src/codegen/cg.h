@@ -187,7 +187,8 @@ typedef struct cg {
          * recorded here for those copies: the address, and its row start
          * (whose alignment cp.async needs) */
         bool pipe;
-        struct cg_pload { const char *type, *addr, *start; int n, bytes; } *pl;
+        /* (sv: a later pass's copy of the slot's vector, resident rows: ks->resident) */
+        struct cg_pload { const char *type, *addr, *start, *vec, *sv; int n, bytes; } *pl;
         int npl, cappl;
     } v;
     /* tiled pointwise: reads contiguous along `axis` come from shared memory
@@ -211,7 +212,9 @@ typedef struct cg {
         /* packed: a vector of 16-bit floats (or bool) kept whole
          * (tc_vec<unsigned short, n> pcN[j], two elements a register),
          * converted where used */
-        struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; bool packed; } *cache;
+        struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; bool packed;
+                           int slot; } *cache; /* slot: the pipe's load q, read from its slot in
+                                                * every pass (ks->resident), else -1 */
         int ncache, capcache;
         /* values the last reduction pass computes and keeps for the
          * epilogue (keep.c), each at its key (the index of its vector's

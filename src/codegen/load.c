@@ -89,15 +89,19 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
          * load: an L1 hit, its slots better spent on a row's input) */
         int64_t inv;
         bool same_row = g->ks->rblock && dim_is_const(cg_row_part(g, f0), &inv);
-        if (g->v.pipe && !same_row && (int64_t)(g->v.npl + 1) * g->pr.items * 16 * g->ks->block[0] <= 64 * 1024) {
-            /* the row in this thread's slot q of item j (rows.c's pipe) */
+        /* (resident, ks->resident: two stages of them, 128 KB) */
+        int stages = g->ks->resident ? 2 : 1;
+        if (g->v.pipe && !same_row &&
+            (int64_t)(g->v.npl + 1) * g->pr.items * 16 * g->ks->block[0] * stages <= stages * 64 * 1024) {
+            /* the row in this thread's slot q of item j (rows.c's pipe; resident: of stage tc_stg) */
             ARENA_GROW(g->a, g->v.pl, g->v.npl, g->v.cappl, 4);
             int q = g->v.npl;
             g->v.pl[g->v.npl++] = (struct cg_pload){T, arena_printf(g->a, "%s + %s", ptr, off),
                                                     arena_printf(g->a, "%s + %s", ptr, cg_index(g, cg_row_part(g, f0))),
-                                                    g->v.n, dtype_size(n->dtype) * g->v.n};
-            cg_line(g, T_ELEM, n, "const tc_vec<%s, %d> %s = tc_sget<%s, %d>(tc_pipe, (%d + j) * blockDim.x + "
-                    "threadIdx.x); /* %s + %s */", T, g->v.n, vec, T, g->v.n, q * g->pr.items, ptr, off);
+                                                    vec, NULL, g->v.n, dtype_size(n->dtype) * g->v.n};
+            cg_line(g, T_ELEM, n, "const tc_vec<%s, %d> %s = tc_sget<%s, %d>(tc_pipe, (%s%d + j) * blockDim.x + "
+                    "threadIdx.x); /* %s + %s */", T, g->v.n, vec, T, g->v.n, g->ks->resident ? "tc_stg + " : "",
+                    q * g->pr.items, ptr, off);
         } else if (g->v.hoist && (unrolled || cg_dim_plain_sum(g, f0)))
             vload_line(g, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->v.n, vec, T,
                        g->v.n, ptr, off);
@@ -196,7 +200,7 @@ static struct cg_pcache *pc_find(cg *g, const lnode *n, const tc_dim **key)
 /* a new entry for n at key, its registers pc<entry> declared before the
  * passes, in the row's code: a packed entry (16-bit vectors kept as
  * loaded) a vector a thread's item, else an element a slot */
-static const char *pc_add(cg *g, const lnode *n, const tc_dim **key, bool packed)
+static const char *pc_add(cg *g, const lnode *n, const tc_dim **key, bool packed, int slot)
 {
     if (g->pr.ncache == g->pr.capcache) {
         int cap = g->pr.capcache ? 2 * g->pr.capcache : 16;
@@ -207,7 +211,9 @@ static const char *pc_add(cg *g, const lnode *n, const tc_dim **key, bool packed
         g->pr.capcache = cap;
     }
     const char *name = arena_printf(g->a, "pc%d", g->pr.ncache);
-    g->pr.cache[g->pr.ncache++] = (struct cg_pcache){n, key, name, g->phase, packed};
+    g->pr.cache[g->pr.ncache++] = (struct cg_pcache){n, key, name, g->phase, packed, slot};
+    if (slot >= 0) /* resident in the pipe's slot: no registers */
+        return name;
     if (packed)
         cg_line(g, T_ROW, NULL, "tc_vec<%s, %d> %s[%d];", cg_store_type(n->dtype), g->v.n, name,
                 g->pr.items);
@@ -221,6 +227,15 @@ static const char *persistent_hit(cg *g, const lnode *n, const tc_dim *const *id
     const struct cg_pcache *e = pc_find(g, n, pc_key(g, n, idx));
     /* filled in an earlier pass; in the pass that loads it, each element
      * is still stored into its slot (persistent_load) */
+    if (e && e->phase < g->phase && e->slot >= 0) { /* resident: read again from the slot, a vector a pass */
+        struct cg_pload *q = &g->v.pl[e->slot];
+        if (!q->sv) { /* one 16-byte read (an element's own read was a 2-byte LDS each) */
+            q->sv = cg_temp(g, "s");
+            cg_line(g, T_ELEM, n, "const tc_vec<%s, %d> %s = tc_sget<%s, %d>(tc_pipe, (tc_stg + %d + j) * "
+                    "blockDim.x + threadIdx.x);", q->type, q->n, q->sv, q->type, q->n, e->slot * g->pr.items);
+        }
+        return converted(g, n, arena_printf(g->a, "%s.v[%d]", q->sv, g->v.k));
+    }
     if (e && e->phase < g->phase && e->packed)
         return converted(g, n, arena_printf(g->a, "%s[j].v[%d]", e->name, g->v.k));
     if (e && e->phase < g->phase)
@@ -238,12 +253,17 @@ static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *i
     bool packed = vecname && dtype_size(n->dtype) < 4;
     const struct cg_pcache *e = pc_find(g, n, key); /* another element of the same vector */
     const char *name = e ? e->name : NULL;
+    /* resident (ks->resident): a vector from the pipe's slots stays there */
+    int slot = -1;
+    for (int q = 0; g->ks->resident && vecname && q < g->v.npl; q++)
+        if (g->v.pl[q].vec == vecname)
+            slot = q;
     if (!name) {
-        name = pc_add(g, n, key, packed);
-        if (packed)
+        name = pc_add(g, n, key, packed, slot);
+        if (packed && slot < 0)
             cg_line(g, T_ELEM, n, "%s[j] = %s;", name, vecname);
     }
-    if (packed) /* the vector is stored once, at its first element */
+    if (packed || slot >= 0) /* the vector is stored once, at its first element; or not at all */
         return converted(g, n, raw);
     cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), converted(g, n, raw));
     return arena_printf(g->a, "%s[%s]", name, pc_slot(g));
@@ -273,7 +293,7 @@ void cg_keep_put(cg *g, const lnode *n, const tc_dim *const *idx, const char *v)
     if (!cg_keep_planned(g, n, key))
         return;
     const struct cg_pcache *e = pc_find(g, n, key);
-    const char *name = e ? e->name : pc_add(g, n, key, false);
+    const char *name = e ? e->name : pc_add(g, n, key, false, -1);
     cg_line(g, T_ELEM, n, "%s[%s] = %s; /* kept for the epilogue (TENSORC_ROWS_KEEP) */", name, pc_slot(g), v);
 }
 

@@ -67,7 +67,7 @@ static void col_accumulate(cg *g, int items, int vec)
  * looped row, makes its own first (pipe_enter).  A thread reads only what
  * it copied, after its own wait: no barrier.  The same elements a thread,
  * the same order: the same bits as without the pipe. */
-static void pipe_copies(cg *g, cg_w *w, int items, int vec)
+static void pipe_copies(cg *g, cg_w *w, int items, int vec, const char *stage)
 {
     cg_wl(w, "#pragma unroll");
     cg_wopen(w, "for (int j = 0; j < %d; j++) {", items);
@@ -77,10 +77,21 @@ static void pipe_copies(cg *g, cg_w *w, int items, int vec)
     cg_wl(w, "const idx_t r = rj_ < len ? rj_ : 0;");
     cg_decompose(g, w->o, w->ind, "r", g->k->mask);
     for (int q = 0; q < g->v.npl; q++)
-        cg_wl(w, "tc_cp_async<%d>(tc_pipe + ((%d + j) * blockDim.x + threadIdx.x) * 16, %s);", g->v.pl[q].bytes,
-              q * items, g->v.pl[q].addr);
+        cg_wl(w, "tc_cp_async<%d>(tc_pipe + ((%s%d + j) * blockDim.x + threadIdx.x) * 16, %s);", g->v.pl[q].bytes,
+              stage, q * items, g->v.pl[q].addr);
     cg_wclose(w, "}");
     cg_wl(w, "tc_cp_commit();");
+}
+
+/* Resident (ks->resident): two stages of npl * items slots, tc_stg the
+ * first slot of this row's; the next row's copies go to the other stage,
+ * and every pass reads this row from its slots (load.c), not registers.
+ * The stage flips where the row was prefetched. */
+static const char *pipe_stage(cg *g, bool next, int items)
+{
+    if (!g->ks->resident)
+        return "";
+    return next ? arena_printf(g->a, "(%d - tc_stg) + ", g->v.npl * items) : "tc_stg + ";
 }
 
 /* before the first pass: this row's slice in the slots */
@@ -90,7 +101,12 @@ static void pipe_enter(cg *g, tc_buf *row, int ind, int items, int vec)
     cg_wopen(&w, "if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */");
     cg_wl(&w, "if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */");
     cg_wbody(&w, "tc_cp_wait();");
-    pipe_copies(g, &w, items, vec);
+    pipe_copies(g, &w, items, vec, pipe_stage(g, false, items));
+    if (g->ks->resident) {
+        cg_wclose(&w, "} else {");
+        w.ind += 4;
+        cg_wl(&w, "tc_stg = %d - tc_stg; /* the prefetch's stage */", g->v.npl * items);
+    }
     cg_wclose(&w, "}");
     cg_wl(&w, "tc_cp_wait(); /* this thread's copies of the row have landed */");
 }
@@ -119,7 +135,7 @@ static void pipe_prefetch(cg *g, tc_buf *row, int ind, int items, int vec)
         buf_printf(row, " && tc_aligned(%s, %d)", g->v.pl[q].start, g->v.pl[q].bytes);
     buf_puts(row, " ? row : rows;\n");
     cg_wopen(&w, "if (tc_pre < rows) {");
-    pipe_copies(g, &w, items, vec);
+    pipe_copies(g, &w, items, vec, pipe_stage(g, true, items));
     cg_wclose(&w, "}");
     cg_wclose(&w, "}");
 }
@@ -182,6 +198,8 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         g->phase = p;
         g->v.n = vec;
         g->v.nload = 0; /* vector temporaries live in one pass's loop */
+        for (int q = 0; q < g->v.npl; q++) /* so do the resident slots' copies */
+            g->v.pl[q].sv = NULL;
         cg_block decl = {0};
         bool last = p == ks->nphases;
         /* the online pair (sched_online.c): nothing is kept for a later
@@ -316,7 +334,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         }
         if (pipe && p == 0) {
             pipe_prefetch(g, row, ind, items, vec);
-            g->pipe_bytes = g->v.npl * items * 16;
+            g->pipe_bytes = g->v.npl * items * 16 * (ks->resident ? 2 : 1);
             pipe_enter(g, out, ind, items, vec);
             buf_puts(out, buf_str(&p0));
             row = out;
@@ -551,6 +569,8 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
             cg_wl(&w, "extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices "
                       "(TENSORC_ROWS_PIPE) */");
             cg_wl(&w, "idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */");
+            if (ks->resident)
+                cg_wl(&w, "int tc_stg = 0; /* this row's stage of slots: the row is read there (resident) */");
         }
     }
     if (!columns && ks->rblock) {

@@ -172,9 +172,11 @@ static void unit_kernel(unit_b *u, const sfn *s, int j, cg_bufs *bufs, int num, 
     ksched narrow, wide;
     if (ks->wide_split) {
         narrow = wide = *ks;
-        narrow.wide_split = wide.wide_split = false;
+        narrow.wide_split = wide.wide_split = narrow.pipe_split = wide.pipe_split = false;
         narrow.cluster = 0;
-        sched_rows_widen(&wide);
+        narrow.pipe = narrow.resident = narrow.ticket = false;
+        if (!ks->pipe_split) /* (pipe_split: the same items, the row kept in its slots) */
+            sched_rows_widen(&wide);
         /* its rows are past WIDE_FROM: past one of its own blocks too? */
         wide.long_only = SCHED_WIDE_FROM(ks) >= SCHED_WIDE_FROM(&wide);
         g.ks = &narrow;
@@ -202,9 +204,12 @@ static void unit_kernel(unit_b *u, const sfn *s, int j, cg_bufs *bufs, int num, 
         cg_plan_kernel(&g, wname);
         guard_rows(bufs, ks, true);
         ukernel *uw = ARENA_NEW(a, ukernel);
-        *uw = (ukernel){k->id, arena_printf(a, "%s; rows past %lld elements: twice the row a thread in "
-                                            "blocks of up to 512, two a SM", ks->why,
-                                            (long long)SCHED_WIDE_FROM(ks)),
+        *uw = (ukernel){k->id, arena_printf(a, "%s; rows past %lld elements: %s", ks->why,
+                                            (long long)SCHED_WIDE_FROM(ks),
+                                            ks->pipe_split ? "a persistent grid of clusters, the row kept "
+                                                             "in shared memory while the next lands"
+                                                           : "twice the row a thread in blocks of up to "
+                                                             "512, two a SM"),
                         wname, buf_str(&wb), NULL, 0, 0, NULL, 0, 0};
         add_piece(u, NULL, uw);
     }
@@ -309,6 +314,8 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
             int ns = bufs->plan->nsteps;
             unit_kernel(&ub, s, j, bufs, kid + k->id, idx64, fe_param_bytes, libcalls, d);
             for (int q = ns; into && q < bufs->plan->nsteps; q++) {
+                if (bufs->plan->steps[q].guard) /* one guard a step (sched_matmul.c's one_variant) */
+                    diag_error(d, TC_ERR_INTERNAL, f->l->g->loc, "codegen: kernel %d has two guards", k->id);
                 bufs->plan->steps[q].guard = into->mm_rows;
                 bufs->plan->steps[q].guard_max = into->mm_max_rows;
                 bufs->plan->steps[q].guard_above = true;

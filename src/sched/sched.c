@@ -663,12 +663,8 @@ void sched_print(tc_buf *b, const sfn *s)
                           "row, sized at launch: 8, then %d, of up to 512 threads, then of up to %d; partials pushed onto "
                           "each block's mbarrier, or with TENSORC_CLUSTER_PUSH=0 a cluster barrier a "
                           "combine); elsewhere they loop\n", ks->cluster, ks->block[0]);
-        if (ks->kind == SCH_ROWS && ks->wide_split)
-            buf_printf(b, "    rows past %lld elements: a second kernel (suffix _w) with %d elements a "
-                          "thread in blocks of up to 512, two a SM, chosen at launch by the row's "
-                          "length\n", (long long)SCHED_WIDE_FROM(ks), 2 * ks->block_per);
-        else if (ks->kind == SCH_ROWS && ks->wide)
-            buf_puts(b, "    twice the row a thread in blocks of up to 512 at 64 registers, two a SM\n");
+        if (ks->kind == SCH_ROWS)
+            sched_print_wide(b, ks);
         if (ks->kind == SCH_ROWS && ks->vec > 1)
             buf_printf(b, "    vector width %d along the row (rows that are a whole number of aligned "
                           "vectors)\n", ks->vec);

@@ -154,11 +154,17 @@ typedef struct ksched {
     bool wide_split;        /* SCH_ROWS: the row's length is known only at launch: codegen
                              * emits this kernel for rows one block holds and a widened
                              * copy (suffix _w) for longer ones, each step guarded */
-    bool pipe;              /* SCH_ROWS with a cluster (TENSORC_ROWS_PIPE=1, sched_rows_pipe):
+    bool pipe_split;        /* SCH_ROWS, with wide_split: the long rows' variant keeps the
+                             * items (no widening), the row in its slots (resident); the short
+                             * rows' kernel has no cluster and no pipe (sched_rows_pipe) */
+    bool pipe;              /* SCH_ROWS with a cluster (TENSORC_ROWS_PIPE=1 or 2, sched_rows_pipe):
                              * a persistent grid of clusters, each prefetching its next
                              * row's slice into shared memory while this one reduces;
                              * with column partials (rblock, TENSORC_COLPART_PREFETCH=1):
                              * the block prefetches its own next row so, no cluster */
+    bool resident;          /* the pipe's rows in a cluster, kept in their slots (TENSORC_ROWS_PIPE=2,
+                             * the default for 16-bit rows): two stages, the next row copied into
+                             * one while every pass reads this row from the other (rows.c) */
     bool ticket;            /* the pipe's rows in a cluster (not rblock's): each cluster's next row
                              * but one from an atomic ticket in the workspace, in the order
                              * the clusters ask (TENSORC_ROWS_TICKET, sched_rows_pipe) */
@@ -290,6 +296,8 @@ void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks);
 /* k's work for the unrolled-code budget: fuse.h's, heavy library calls weighed (sched_budget.c) */
 int sched_work(const fkernel *k);
 void sched_print_pipe(tc_buf *b, const ksched *ks);
+/*! sched_print_wide(): the wide or split variant's line of `--emit=sched` */
+void sched_print_wide(tc_buf *b, const ksched *ks);
 /* Rows one block of the narrow variant holds: longer rows take the wide one */
 #define SCHED_WIDE_FROM(ks) ((int64_t)(ks)->block[0] * (ks)->block_per)
 /* The matmul kernel k's engine, tile and launch (sched_matmul.c). */

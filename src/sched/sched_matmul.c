@@ -288,6 +288,20 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
  * items (two a SM), else fewer elements, 256 at least (a 4096 x 4096
  * product at 256 columns: 16 tiles, slices of 256, 256 items; gated_mlp's
  * pair of 4096 x 11008: 43 tiles x 4 x 2 = 344, 1024 stays). */
+/* A kernel launched only beside cuBLAS takes that guard (codegen/unit.c),
+ * and a step has one: a rows kernel split by its row's length (wide_split)
+ * becomes one kernel for every length, the 16-a-thread one with its
+ * cluster; a 16-bit one (pipe_split) without the pipe, as before the
+ * split (its rows here are a matmul's K: one block's, mostly). */
+static void one_variant(ksched *ks)
+{
+    if (ks->kind != SCH_ROWS || !ks->wide_split)
+        return;
+    if (ks->pipe_split)
+        ks->pipe = ks->resident = ks->ticket = false;
+    ks->wide_split = ks->pipe_split = false;
+}
+
 static void wide_tiles(ksched *ks, tc_arena *a)
 {
     if (ks->kind != SCH_EXTERN || ks->mm == MM_CUBLAS || !ks->mm_bn || ks->pair_into || !ks->lora)
@@ -376,4 +390,7 @@ void sched_matmul_rules(sfn *s, tc_arena *a)
                                "of the product as it stores it; kernel %d runs only when cuBLAS does",
                                km->why, e, e);
     }
+    for (int i = 0; i < s->nk; i++)
+        if (s->k[i].norm_into || s->k[i].epi_into)
+            one_variant(&s->k[i]);
 }

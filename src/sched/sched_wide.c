@@ -33,7 +33,12 @@ void sched_explain(tc_buf *b, const sfn *s)
         const ksched *ks = &s->k[i];
         if (ks->kind != SCH_ROWS)
             continue;
-        if (ks->wide_split)
+        if (ks->pipe_split)
+            buf_printf(b, "  rows: kernel %d has a variant (suffix _w) for rows past %lld elements, chosen "
+                          "at launch by the row's length: a persistent grid of clusters, each row kept in "
+                          "shared memory while the next one lands (sched)\n",
+                       i, (long long)SCHED_WIDE_FROM(ks));
+        else if (ks->wide_split)
             buf_printf(b, "  rows: kernel %d has a wide variant (suffix _w) for rows past %lld elements, "
                           "chosen at launch by the row's length: %d elements a thread in blocks of up "
                           "to 512, two a SM, so one row's blocks load while another's reduce (sched)\n",
@@ -45,7 +50,7 @@ void sched_explain(tc_buf *b, const sfn *s)
     sched_explain_ckpt(b, s);
 }
 
-/* TENSORC_ROWS_PIPE (issue 14; on for f32 rows unless set): rows kernels that may hold a row in a
+/* TENSORC_ROWS_PIPE (issue 14; on for f32 and 16-bit rows unless set): rows kernels that may hold a row in a
  * cluster's registers run a persistent grid (runtime/exec.c: as many
  * clusters as are resident), and each thread copies its slice of the
  * cluster's next row into its own shared-memory slots (cp.async) as soon as
@@ -65,9 +70,39 @@ void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
                    ks->vec > 1 && !ks->online_sum && !ks->compact;
         return;
     }
-    bool on = kn->rows_pipe >= 0 ? kn->rows_pipe == 1 : ks->vec == 4;
+    bool on = kn->rows_pipe >= 0 ? kn->rows_pipe >= 1 : ks->vec == 4 || ks->packed;
     ks->pipe = on && ks->kind == SCH_ROWS && ks->cluster && ks->items && ks->vec > 1 &&
                !ks->online_sum && !ks->compact;
+    /* TENSORC_ROWS_PIPE=2 (the default for 16-bit rows): the row stays in
+     * its slots, two stages of them (the next row lands in one while every
+     * pass reads this row from the other), so no register holds it and
+     * the 40-register cap keeps six blocks of 256 a SM, each with a row in
+     * flight.  With the row in registers the pipe spilled there and lost
+     * (bf16 rmsnorm 1024 x 65536 150.3 us against 86.0 without a pipe; 96.8
+     * at 64 registers).  A hand-written kernel of each structure
+     * (bench/micro/rowrms.cu, H200, 2026-11-28, one call): one row a
+     * cluster 86.9 us, the pipe in registers (64) 77.3, the row in its slots
+     * 75.8; 256 x 262144: 115.4 (64 registers; tensorc's 94.9 at 40), 90.0,
+     * 83.0.  This one, in another call: 73.9 against 85.8 without the
+     * pipe, 256 x 262144 82.6 / 95.1 (bench/results/2026-11-28-h200-session18.md,
+     * call 6).  f32 keeps 1: two stages of the wide kernel's 8 items are
+     * 128 KB a 512-thread block (softmax 256 x 262144 167.8 against 147.3). */
+    ks->resident = ks->pipe && (kn->rows_pipe == 2 || (kn->rows_pipe < 0 && ks->packed));
+    /* Rows one block holds take no cluster, so no pipe: a 16-bit kernel
+     * keeps one (wide_split's second kernel, suffix _w, past one block's
+     * length; codegen/unit.c) and the short rows' kernel none.  In one
+     * kernel the short rows' path lost to the pipe's registers (bf16
+     * rmsnorm 16384 x 4096: 80.4 us against 73.5 without the pipe, H200,
+     * 2026-11-28, one call; ptxas moved 24 bytes of spills into it). */
+    int64_t len;
+    if (ks->resident && !ks->wide && !ks->wide_split && !k->ncols) {
+        if (!dim_is_const(ks->rowlen, &len))
+            ks->wide_split = ks->pipe_split = true;
+        else if (len <= SCHED_WIDE_FROM(ks)) /* one block's row: never a cluster */
+            ks->pipe = ks->resident = false;
+        else
+            ks->long_only = true;
+    }
     /* TENSORC_ROWS_TICKET (default on): the persistent clusters take rows
      * in the order they ask for them, not each its every step-th row, so
      * the rows in flight stay a compact span of the input and the output.
@@ -76,6 +111,20 @@ void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
      * persistent copy 141.8 -> 137.2 against a copy of a block a chunk at
      * 132 (the static rows drift apart, the DRAM pages open multiply). */
     ks->ticket = ks->pipe && kn->rows_ticket != 0;
+}
+
+void sched_print_wide(tc_buf *b, const ksched *ks)
+{
+    if (ks->pipe_split)
+        buf_printf(b, "    rows past %lld elements: a second kernel (suffix _w) with the cluster and the "
+                      "pipe, chosen at launch by the row's length (this one: no cluster, no pipe)\n",
+                   (long long)SCHED_WIDE_FROM(ks));
+    else if (ks->wide_split)
+        buf_printf(b, "    rows past %lld elements: a second kernel (suffix _w) with %d elements a "
+                      "thread in blocks of up to 512, two a SM, chosen at launch by the row's "
+                      "length\n", (long long)SCHED_WIDE_FROM(ks), 2 * ks->block_per);
+    else if (ks->wide)
+        buf_puts(b, "    twice the row a thread in blocks of up to 512 at 64 registers, two a SM\n");
 }
 
 void sched_print_pipe(tc_buf *b, const ksched *ks)
@@ -87,7 +136,9 @@ void sched_print_pipe(tc_buf *b, const ksched *ks)
     else if (ks->pipe)
         buf_printf(b, "    rows a cluster takes (the _w kernel's, where there is one): a persistent grid "
                       "(the resident clusters), each cluster prefetching its next row's slice into "
-                      "shared memory while this row reduces (TENSORC_ROWS_PIPE: f32 rows by default)%s\n",
+                      "shared memory while this row reduces (TENSORC_ROWS_PIPE: f32 and 16-bit rows by default)%s%s\n",
+                   ks->resident ? "; the row kept there, not in registers, every pass reading it from "
+                                  "its slots (two stages: TENSORC_ROWS_PIPE=2, 16-bit rows by default)" : "",
                    ks->ticket ? "; after each cluster's first two, rows in the order the clusters ask "
                                 "(an atomic ticket: TENSORC_ROWS_TICKET)" : "");
 }

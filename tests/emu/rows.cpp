@@ -64,7 +64,8 @@ static double row_max(const std::vector<float> &x, long long n, int r, bool *nan
 #ifndef EMU_SPLIT
 #define EMU_SPLIT 0
 #endif
-/* f32 softmax: the kernels take the rows' ticket's workspace (TENSORC_ROWS_TICKET,
+/* f32 softmax, bf16 rmsnorm and cross-entropy's two passes: the kernels take the rows'
+ * ticket's workspace (TENSORC_ROWS_TICKET,
  * codegen/rows.c) unless -DEMU_TICKET=0, and run a persistent grid as the
  * runtime launches them, here of EMU_CLUSTERS clusters (2: the five rows'
  * first four by index, the last by ticket); the counter must be zero after
@@ -81,6 +82,12 @@ static double row_max(const std::vector<float> &x, long long n, int r, bool *nan
 #define EMU_WS
 #endif
 static unsigned emu_ws[4];
+/* bf16 rmsnorm and cross-entropy: the pipe's kernel (suffix _w, sched.h's pipe_split) for rows
+ * past 32768, the plain one (no cluster, no workspace) up to it; -DEMU_PSPLIT=0: one kernel
+ * (TENSORC_ROWS_PIPE=0 or 1, TENSORC_ROWS_REGS=32) */
+#ifndef EMU_PSPLIT
+#define EMU_PSPLIT 1
+#endif
 /* f32 softmax's elements a thread (the runtime's block_per): 8 for TENSORC_ROWS_REGS=8 */
 #ifndef EMU_PER
 #define EMU_PER (16 * EMU_WIDE)
@@ -125,9 +132,23 @@ int main(int argc, char **argv) {
             x[i] = f2bf(xf[i]);
         for (long long i = 0; i < n; i++)
             g[i] = f2bf(urand(0.5f, 1.5f));
-        emu_launch(5 * ncl, block, ncl, [&] {
-            tc_red_fused_cast_mul_sum_div_add_rsqrt_0(x.data(), g.data(), out.data(), 5, (int)n, 1e-6f);
+        /* the pipe's row kept in its slots (TENSORC_ROWS_PIPE=2, 16-bit rows' default): a
+         * persistent grid, the rows' ticket, in the second kernel past one block's row */
+#if EMU_PSPLIT
+        if (n > 32768)
+            emu_launch(EMU_CLUSTERS * ncl, block, ncl, [&] {
+                tc_red_fused_cast_mul_sum_div_add_rsqrt_0_w(x.data(), g.data(), out.data(), 5, (int)n, 1e-6f, (void *)emu_ws);
+            });
+        else
+            emu_launch(5 * ncl, block, ncl, [&] {
+                tc_red_fused_cast_mul_sum_div_add_rsqrt_0(x.data(), g.data(), out.data(), 5, (int)n, 1e-6f);
+            });
+#else
+        emu_launch((ncl > 1 ? EMU_CLUSTERS : 5) * ncl, block, ncl, [&] {
+            tc_red_fused_cast_mul_sum_div_add_rsqrt_0(x.data(), g.data(), out.data(), 5, (int)n, 1e-6f EMU_WS);
         });
+#endif
+        check(emu_ws[0] == 0, "ticket counter zero after the launch", n, 0, 0, emu_ws[0], 0);
         for (int r = 0; r < 5; r++) {
             double ss = 0;
             for (long long i = 0; i < n; i++)
@@ -148,9 +169,21 @@ int main(int argc, char **argv) {
         x[0 * n + n * 5 / 8] = f2bf(7.0f); /* unique maxima, off rank 0 of a cluster */
         x[3 * n + n * 3 / 8] = f2bf(9.0f);
         std::vector<float> mx(5, -7), se(5, -7);
-        emu_launch(5 * ncl, block, ncl, [&] {
-            tc_red_fused_cast_max_isinf_where_sub_exp_0(x.data(), mx.data(), se.data(), 5, (int)n);
+#if EMU_PSPLIT
+        if (n > 32768)
+            emu_launch(EMU_CLUSTERS * ncl, block, ncl, [&] {
+                tc_red_fused_cast_max_isinf_where_sub_exp_0_w(x.data(), mx.data(), se.data(), 5, (int)n, (void *)emu_ws);
+            });
+        else
+            emu_launch(5 * ncl, block, ncl, [&] {
+                tc_red_fused_cast_max_isinf_where_sub_exp_0(x.data(), mx.data(), se.data(), 5, (int)n);
+            });
+#else
+        emu_launch((ncl > 1 ? EMU_CLUSTERS : 5) * ncl, block, ncl, [&] {
+            tc_red_fused_cast_max_isinf_where_sub_exp_0(x.data(), mx.data(), se.data(), 5, (int)n EMU_WS);
         });
+#endif
+        check(emu_ws[0] == 0, "ticket counter zero after the launch", n, 0, 0, emu_ws[0], 0);
         for (int r = 0; r < 5; r++) {
             double m = -INFINITY, s = 0;
             bool nan = false;

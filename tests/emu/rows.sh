@@ -22,9 +22,11 @@
 # TENSORC_ROWS_REGS=32's, =pair only TENSORC_ROWS_PAIR's (=2, and =1 but
 # in the quick run), TENSORC_MAX_NAN=0's and the rows' ticket's variants
 # (TENSORC_ROWS_TICKET=0, and the ticket with TENSORC_CLUSTER_PUSH=0: not
-# in the quick run; the softmax cases take their rows by ticket, a grid of
-# two clusters for five rows: rows.cpp's EMU_CLUSTERS).
-# TC_EMU_QUICK=1 (scripts/test.sh's Release build, CI): 21 of the 29
+# in the quick run; the softmax, rmsnorm and cross-entropy cases take their
+# rows by ticket, a grid of two clusters for five rows: rows.cpp's
+# EMU_CLUSTERS), and TENSORC_ROWS_PIPE's modes (f32 rows kept in their
+# slots; bf16 rmsnorm at =1 and =0, not in the quick run).
+# TC_EMU_QUICK=1 (scripts/test.sh's Release build, CI): 22 of the 32
 # builds: the rows kernels whole; the column partials without their
 # N = 1000 and D = 4096 shapes (TC_ROWS_QUICK's, about 30 s of emulation
 # each; layernorm_grad's 1000 x 129 kept), the prefetch's kernels against
@@ -88,6 +90,12 @@ if [ -z "${TC_EMU_ONLY:-}" ] || [ "${TC_EMU_ONLY:-}" = pair ]; then
     # by the cluster barrier's exchange (TENSORC_CLUSTER_PUSH=0)
     [ "$quick" = 1 ] || TENSORC_ROWS_TICKET=0 EMU_DEFS="-DEMU_SPLIT=1 -DEMU_TICKET=0" one softmax_ticket0 softmax.tc softmax EMU_SOFTMAX $sm
     [ "$quick" = 1 ] || TENSORC_CLUSTER_PUSH=0 EMU_DEFS=-DEMU_SPLIT=1 one softmax_push0 softmax.tc softmax EMU_SOFTMAX $sm
+    # the pipe's modes (TENSORC_ROWS_PIPE): f32 rows kept in their slots (=2;
+    # 16-bit rows' default, the rmsnorm case above), bf16 in registers (=1)
+    # and without the pipe (=0: no ticket, no workspace)
+    TENSORC_ROWS_PIPE=2 EMU_DEFS=-DEMU_SPLIT=1 one softmax_resident softmax.tc softmax EMU_SOFTMAX $sm
+    [ "$quick" = 1 ] || TENSORC_ROWS_PIPE=1 EMU_DEFS=-DEMU_PSPLIT=0 one rmsnorm_pipe1 rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $rm
+    [ "$quick" = 1 ] || TENSORC_ROWS_PIPE=0 EMU_DEFS="-DEMU_TICKET=0 -DEMU_PSPLIT=0" one rmsnorm_pipe0 rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $rm
     [ "${TC_EMU_ONLY:-}" = pair ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
 fi
 # softmax f32 as compiled (two variants, the wide one past 16384: sched.h's
@@ -102,7 +110,7 @@ if [ -z "${TC_EMU_ONLY:-}" ] || [ "${TC_EMU_ONLY:-}" = wide ]; then
     wrm="1 13 32768 32776 65544"
     [ $big = 1 ] && wsm="$wsm 131080 262144" && wrm="$wrm 262152"
     TENSORC_ROWS_REGS=32 EMU_DEFS=-DEMU_WIDE=2 one softmax_wide softmax.tc softmax EMU_SOFTMAX $wsm
-    TENSORC_ROWS_REGS=32 EMU_DEFS=-DEMU_WIDE=2 one rmsnorm_wide rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $wrm
+    TENSORC_ROWS_REGS=32 EMU_DEFS="-DEMU_WIDE=2 -DEMU_PSPLIT=0" one rmsnorm_wide rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $wrm
 fi
 # Column partials (fuse.h): a rows kernel carrying column sums and the
 # kernel combining them (colpart.cpp), against the interpreter: rows

@@ -1218,12 +1218,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    const bool tc_push = true;
-    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x && len % 8 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -1318,15 +1313,86 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
             }
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 32768 elements: a persistent grid of clusters, the row kept in shared memory while the next lands */
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqrt_5_w(
+    const unsigned short *__restrict__ in_x,
+    const unsigned short *__restrict__ in_g,
+    unsigned short *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D,
+    void *__restrict__ ws)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
+    extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
+    idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
+    int tc_stg = 0; /* this row's stage of slots: the row is read there (resident) */
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc5 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = tc_bf2f(in_x[sz_D*i0 + i1]);               // prelude_tour.tc:23
+            const float t1 = t0 * t0;                                   // <prelude>/norm.tc:22
+            acc5 = tc_op_sum()(acc5, t1);                               // <prelude>/norm.tc:22
+        }
+        acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
+        const float r5 = acc5;
+        const float t3 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
+        const float t4 = t3 + (9.99999997e-07f);                    // <prelude>/norm.tc:22
+        const float t5 = rsqrtf(t4);                                // <prelude>/norm.tc:22
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t2 = tc_bf2f(in_x[sz_D*i0 + i1]);               // prelude_tour.tc:23
+            const float t6 = t2 * t5;                                   // <prelude>/norm.tc:22
+            const float t7 = tc_bf2f(in_g[i1]);                         // prelude_tour.tc:23
+            const float t8 = t6 * t7;                                   // <prelude>/norm.tc:22
+            out_out[sz_D*i0 + i1] = tc_f2bf(t8);                        // <prelude>/norm.tc:22
+        }
+    }
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 8 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            tc_vec<unsigned short, 8> pc0[4];
+            if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */
+                if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */
+                    tc_cp_wait();
+                #pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((tc_stg + 0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                }
+                tc_cp_commit();
+            } else {
+                tc_stg = 4 - tc_stg; /* the prefetch's stage */
+            }
+            tc_cp_wait(); /* this thread's copies of the row have landed */
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -1334,87 +1400,105 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<unsigned short, 8> v46 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // prelude_tour.tc:23
-                pc0[j] = v46;                                               // prelude_tour.tc:23
-                const float t47 = (tc_bf2f(v46.v[0])) * (tc_bf2f(v46.v[0])); // <prelude>/norm.tc:22
-                acc5 = tc_in ? tc_op_sum()(acc5, t47) : acc5;               // <prelude>/norm.tc:22
-                const float t48 = (tc_bf2f(v46.v[1])) * (tc_bf2f(v46.v[1])); // <prelude>/norm.tc:22
-                acc5 = tc_in ? tc_op_sum()(acc5, t48) : acc5;               // <prelude>/norm.tc:22
-                const float t49 = (tc_bf2f(v46.v[2])) * (tc_bf2f(v46.v[2])); // <prelude>/norm.tc:22
-                acc5 = tc_in ? tc_op_sum()(acc5, t49) : acc5;               // <prelude>/norm.tc:22
-                const float t50 = (tc_bf2f(v46.v[3])) * (tc_bf2f(v46.v[3])); // <prelude>/norm.tc:22
-                acc5 = tc_in ? tc_op_sum()(acc5, t50) : acc5;               // <prelude>/norm.tc:22
-                const float t51 = (tc_bf2f(v46.v[4])) * (tc_bf2f(v46.v[4])); // <prelude>/norm.tc:22
-                acc5 = tc_in ? tc_op_sum()(acc5, t51) : acc5;               // <prelude>/norm.tc:22
-                const float t52 = (tc_bf2f(v46.v[5])) * (tc_bf2f(v46.v[5])); // <prelude>/norm.tc:22
-                acc5 = tc_in ? tc_op_sum()(acc5, t52) : acc5;               // <prelude>/norm.tc:22
-                const float t53 = (tc_bf2f(v46.v[6])) * (tc_bf2f(v46.v[6])); // <prelude>/norm.tc:22
-                acc5 = tc_in ? tc_op_sum()(acc5, t53) : acc5;               // <prelude>/norm.tc:22
-                const float t54 = (tc_bf2f(v46.v[7])) * (tc_bf2f(v46.v[7])); // <prelude>/norm.tc:22
-                acc5 = tc_in ? tc_op_sum()(acc5, t54) : acc5;               // <prelude>/norm.tc:22
+                const tc_vec<unsigned short, 8> v9 = tc_sget<unsigned short, 8>(tc_pipe, (tc_stg + 0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // prelude_tour.tc:23
+                const float t10 = (tc_bf2f(v9.v[0])) * (tc_bf2f(v9.v[0]));  // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t10) : acc5;               // <prelude>/norm.tc:22
+                const float t11 = (tc_bf2f(v9.v[1])) * (tc_bf2f(v9.v[1]));  // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t11) : acc5;               // <prelude>/norm.tc:22
+                const float t12 = (tc_bf2f(v9.v[2])) * (tc_bf2f(v9.v[2]));  // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t12) : acc5;               // <prelude>/norm.tc:22
+                const float t13 = (tc_bf2f(v9.v[3])) * (tc_bf2f(v9.v[3]));  // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t13) : acc5;               // <prelude>/norm.tc:22
+                const float t14 = (tc_bf2f(v9.v[4])) * (tc_bf2f(v9.v[4]));  // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t14) : acc5;               // <prelude>/norm.tc:22
+                const float t15 = (tc_bf2f(v9.v[5])) * (tc_bf2f(v9.v[5]));  // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t15) : acc5;               // <prelude>/norm.tc:22
+                const float t16 = (tc_bf2f(v9.v[6])) * (tc_bf2f(v9.v[6]));  // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t16) : acc5;               // <prelude>/norm.tc:22
+                const float t17 = (tc_bf2f(v9.v[7])) * (tc_bf2f(v9.v[7]));  // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t17) : acc5;               // <prelude>/norm.tc:22
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            { /* the cluster's next row: this thread's slice into its slots while this row reduces */
+                const idx_t row = tc_nx;
+                const idx_t i0 = row;
+                tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
+                if (tc_pre < rows) {
+                    #pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + (((4 - tc_stg) + 0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                    }
+                    tc_cp_commit();
+                }
+            }
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r5 = acc5;
-            const float t55 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t56 = t55 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t57 = rsqrtf(t56);                              // <prelude>/norm.tc:22
+            const float t19 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t20 = t19 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t21 = rsqrtf(t20);                              // <prelude>/norm.tc:22
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t58 = (tc_bf2f(pc0[j].v[0])) * t57;             // <prelude>/norm.tc:22
-                    const tc_vec<unsigned short, 8> v59 = tc_vload<unsigned short, 8>(in_g + i1); // prelude_tour.tc:23
-                    const float t60 = tc_bf2f(v59.v[0]);                        // prelude_tour.tc:23
-                    const float t61 = t58 * t60;                                // <prelude>/norm.tc:22
-                    const float t62 = (tc_bf2f(pc0[j].v[1])) * t57;             // <prelude>/norm.tc:22
-                    const float t63 = tc_bf2f(v59.v[1]);                        // prelude_tour.tc:23
-                    const float t64 = t62 * t63;                                // <prelude>/norm.tc:22
-                    const float t65 = (tc_bf2f(pc0[j].v[2])) * t57;             // <prelude>/norm.tc:22
-                    const float t66 = tc_bf2f(v59.v[2]);                        // prelude_tour.tc:23
-                    const float t67 = t65 * t66;                                // <prelude>/norm.tc:22
-                    const float t68 = (tc_bf2f(pc0[j].v[3])) * t57;             // <prelude>/norm.tc:22
-                    const float t69 = tc_bf2f(v59.v[3]);                        // prelude_tour.tc:23
-                    const float t70 = t68 * t69;                                // <prelude>/norm.tc:22
-                    const float t71 = (tc_bf2f(pc0[j].v[4])) * t57;             // <prelude>/norm.tc:22
-                    const float t72 = tc_bf2f(v59.v[4]);                        // prelude_tour.tc:23
-                    const float t73 = t71 * t72;                                // <prelude>/norm.tc:22
-                    const float t74 = (tc_bf2f(pc0[j].v[5])) * t57;             // <prelude>/norm.tc:22
-                    const float t75 = tc_bf2f(v59.v[5]);                        // prelude_tour.tc:23
-                    const float t76 = t74 * t75;                                // <prelude>/norm.tc:22
-                    const float t77 = (tc_bf2f(pc0[j].v[6])) * t57;             // <prelude>/norm.tc:22
-                    const float t78 = tc_bf2f(v59.v[6]);                        // prelude_tour.tc:23
-                    const float t79 = t77 * t78;                                // <prelude>/norm.tc:22
-                    const float t80 = (tc_bf2f(pc0[j].v[7])) * t57;             // <prelude>/norm.tc:22
-                    const float t81 = tc_bf2f(v59.v[7]);                        // prelude_tour.tc:23
-                    const float t82 = t80 * t81;                                // <prelude>/norm.tc:22
-                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t61, t64), tc_f2bf2(t67, t70), tc_f2bf2(t73, t76), tc_f2bf2(t79, t82)}}); // <prelude>/norm.tc:22
+                    const tc_vec<unsigned short, 8> s18 = tc_sget<unsigned short, 8>(tc_pipe, (tc_stg + 0 + j) * blockDim.x + threadIdx.x); // prelude_tour.tc:23
+                    const float t22 = (tc_bf2f(s18.v[0])) * t21;                // <prelude>/norm.tc:22
+                    const tc_vec<unsigned short, 8> v23 = tc_vload<unsigned short, 8>(in_g + i1); // prelude_tour.tc:23
+                    const float t24 = tc_bf2f(v23.v[0]);                        // prelude_tour.tc:23
+                    const float t25 = t22 * t24;                                // <prelude>/norm.tc:22
+                    const float t26 = (tc_bf2f(s18.v[1])) * t21;                // <prelude>/norm.tc:22
+                    const float t27 = tc_bf2f(v23.v[1]);                        // prelude_tour.tc:23
+                    const float t28 = t26 * t27;                                // <prelude>/norm.tc:22
+                    const float t29 = (tc_bf2f(s18.v[2])) * t21;                // <prelude>/norm.tc:22
+                    const float t30 = tc_bf2f(v23.v[2]);                        // prelude_tour.tc:23
+                    const float t31 = t29 * t30;                                // <prelude>/norm.tc:22
+                    const float t32 = (tc_bf2f(s18.v[3])) * t21;                // <prelude>/norm.tc:22
+                    const float t33 = tc_bf2f(v23.v[3]);                        // prelude_tour.tc:23
+                    const float t34 = t32 * t33;                                // <prelude>/norm.tc:22
+                    const float t35 = (tc_bf2f(s18.v[4])) * t21;                // <prelude>/norm.tc:22
+                    const float t36 = tc_bf2f(v23.v[4]);                        // prelude_tour.tc:23
+                    const float t37 = t35 * t36;                                // <prelude>/norm.tc:22
+                    const float t38 = (tc_bf2f(s18.v[5])) * t21;                // <prelude>/norm.tc:22
+                    const float t39 = tc_bf2f(v23.v[5]);                        // prelude_tour.tc:23
+                    const float t40 = t38 * t39;                                // <prelude>/norm.tc:22
+                    const float t41 = (tc_bf2f(s18.v[6])) * t21;                // <prelude>/norm.tc:22
+                    const float t42 = tc_bf2f(v23.v[6]);                        // prelude_tour.tc:23
+                    const float t43 = t41 * t42;                                // <prelude>/norm.tc:22
+                    const float t44 = (tc_bf2f(s18.v[7])) * t21;                // <prelude>/norm.tc:22
+                    const float t45 = tc_bf2f(v23.v[7]);                        // prelude_tour.tc:23
+                    const float t46 = t44 * t45;                                // <prelude>/norm.tc:22
+                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t25, t28), tc_f2bf2(t31, t34), tc_f2bf2(t37, t40), tc_f2bf2(t43, t46)}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t83 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
-                const float t84 = t83 * t83;                                // <prelude>/norm.tc:22
-                acc5 = tc_op_sum()(acc5, t84);                              // <prelude>/norm.tc:22
+                const float t47 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
+                const float t48 = t47 * t47;                                // <prelude>/norm.tc:22
+                acc5 = tc_op_sum()(acc5, t48);                              // <prelude>/norm.tc:22
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r5 = acc5;
-            const float t86 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t87 = t86 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t88 = rsqrtf(t87);                              // <prelude>/norm.tc:22
+            const float t50 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t51 = t50 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t52 = rsqrtf(t51);                              // <prelude>/norm.tc:22
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t85 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
-                const float t89 = t85 * t88;                                // <prelude>/norm.tc:22
-                const float t90 = tc_bf2f(in_g[i1]);                        // prelude_tour.tc:23
-                const float t91 = t89 * t90;                                // <prelude>/norm.tc:22
-                out_out[sz_D*i0 + i1] = tc_f2bf(t91);                       // <prelude>/norm.tc:22
+                const float t49 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
+                const float t53 = t49 * t52;                                // <prelude>/norm.tc:22
+                const float t54 = tc_bf2f(in_g[i1]);                        // prelude_tour.tc:23
+                const float t55 = t53 * t54;                                // <prelude>/norm.tc:22
+                out_out[sz_D*i0 + i1] = tc_f2bf(t55);                       // <prelude>/norm.tc:22
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
+    if (tc_pre < rows)
+        tc_cp_wait();
     tc_cluster_end(ncl, tc_push);
 }
 
@@ -3465,7 +3549,11 @@ launch plan of rmsnorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  bf16[D]
   buffer out_out      output bf16[N, D]
+  step 0 runs when D <= 32768:
   step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_5<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D)
+  step 1 runs when D > 32768:
+  step 1: tc_red_fused_cast_mul_sum_div_add_rsqrt_5_w<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D, workspace)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of l2_normalize_cols (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]

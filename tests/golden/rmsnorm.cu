@@ -309,12 +309,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    const bool tc_push = true;
-    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x && len % 8 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -418,15 +413,88 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
             }
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 32768 elements: a persistent grid of clusters, the row kept in shared memory while the next lands */
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqrt_1_w(
+    const unsigned short *__restrict__ in_x,
+    const unsigned short *__restrict__ in_g,
+    unsigned short *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D,
+    const float s_eps,
+    void *__restrict__ ws)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
+    extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
+    idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
+    int tc_stg = 0; /* this row's stage of slots: the row is read there (resident) */
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc5 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = tc_bf2f(in_x[sz_D*i0 + i1]);               // rmsnorm.tc:13
+            const float t1 = t0 * t0;                                   // rmsnorm.tc:15
+            acc5 = tc_op_sum()(acc5, t1);                               // rmsnorm.tc:15
+        }
+        acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
+        const float r5 = acc5;
+        const float t3 = r5 / ((float)((long long)(sz_D)));         // rmsnorm.tc:15
+        const float t4 = t3 + s_eps;                                // rmsnorm.tc:16
+        const float t5 = rsqrtf(t4);                                // rmsnorm.tc:16
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t2 = tc_bf2f(in_x[sz_D*i0 + i1]);               // rmsnorm.tc:13
+            const float t6 = t2 * t5;                                   // rmsnorm.tc:16
+            const float t7 = tc_round_bf16(t6);                         // rmsnorm.tc:16
+            const float t8 = tc_bf2f(in_g[i1]);                         // rmsnorm.tc:13
+            const float t9 = tc_round_bf16(t7 * t8);                    // rmsnorm.tc:16
+            out_out[sz_D*i0 + i1] = tc_f2bf(t9);                        // rmsnorm.tc:16
+        }
+    }
+    /* a row shared by the cluster's blocks: the cluster's index's row, the one a step on, then
+     * the rows from 2 * step on in the order the clusters ask (TENSORC_ROWS_TICKET) */
+    const idx_t tc_step = (idx_t)(gridDim.x / ncl);
+    unsigned *tc_tkc = (unsigned *)ws; /* the next ticket: zero between launches */
+    idx_t tc_nx = rows, tc_nn = rows; /* the cluster's next row, and its row after that */
+    if (ncl > 1 && (idx_t)(blockIdx.x / ncl) < rows && rows - (idx_t)(blockIdx.x / ncl) > tc_step)
+        tc_nx = (idx_t)(blockIdx.x / ncl) + tc_step;
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows; row = tc_nx, tc_nx = tc_nn) {
+        bool tc_tkon = tc_nx < rows && rows - tc_step > tc_step; /* the row after next by ticket */
+        int tc_tk = -1; /* ... which the row's first combine brings */
+        if (tc_tkon && crank == 0 && threadIdx.x == 0) {
+            const unsigned t = atomicAdd(tc_tkc, 1u);
+            if (t == (unsigned)(rows - tc_step) - 1u) /* the launch's last ask */
+                *tc_tkc = 0u;
+            tc_cl_ticket(tc_cl, tc_turn, (unsigned)ncl, tc_push, (int)t);
+        }
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 8 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            tc_vec<unsigned short, 8> pc0[4];
+            if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */
+                if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */
+                    tc_cp_wait();
+                #pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((tc_stg + 0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                }
+                tc_cp_commit();
+            } else {
+                tc_stg = 4 - tc_stg; /* the prefetch's stage */
+            }
+            tc_cp_wait(); /* this thread's copies of the row have landed */
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -434,96 +502,114 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<unsigned short, 8> v55 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // rmsnorm.tc:13
-                pc0[j] = v55;                                               // rmsnorm.tc:13
-                const float t56 = (tc_bf2f(v55.v[0])) * (tc_bf2f(v55.v[0])); // rmsnorm.tc:15
-                acc5 = tc_in ? tc_op_sum()(acc5, t56) : acc5;               // rmsnorm.tc:15
-                const float t57 = (tc_bf2f(v55.v[1])) * (tc_bf2f(v55.v[1])); // rmsnorm.tc:15
-                acc5 = tc_in ? tc_op_sum()(acc5, t57) : acc5;               // rmsnorm.tc:15
-                const float t58 = (tc_bf2f(v55.v[2])) * (tc_bf2f(v55.v[2])); // rmsnorm.tc:15
-                acc5 = tc_in ? tc_op_sum()(acc5, t58) : acc5;               // rmsnorm.tc:15
-                const float t59 = (tc_bf2f(v55.v[3])) * (tc_bf2f(v55.v[3])); // rmsnorm.tc:15
-                acc5 = tc_in ? tc_op_sum()(acc5, t59) : acc5;               // rmsnorm.tc:15
-                const float t60 = (tc_bf2f(v55.v[4])) * (tc_bf2f(v55.v[4])); // rmsnorm.tc:15
-                acc5 = tc_in ? tc_op_sum()(acc5, t60) : acc5;               // rmsnorm.tc:15
-                const float t61 = (tc_bf2f(v55.v[5])) * (tc_bf2f(v55.v[5])); // rmsnorm.tc:15
-                acc5 = tc_in ? tc_op_sum()(acc5, t61) : acc5;               // rmsnorm.tc:15
-                const float t62 = (tc_bf2f(v55.v[6])) * (tc_bf2f(v55.v[6])); // rmsnorm.tc:15
-                acc5 = tc_in ? tc_op_sum()(acc5, t62) : acc5;               // rmsnorm.tc:15
-                const float t63 = (tc_bf2f(v55.v[7])) * (tc_bf2f(v55.v[7])); // rmsnorm.tc:15
-                acc5 = tc_in ? tc_op_sum()(acc5, t63) : acc5;               // rmsnorm.tc:15
+                const tc_vec<unsigned short, 8> v10 = tc_sget<unsigned short, 8>(tc_pipe, (tc_stg + 0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // rmsnorm.tc:13
+                const float t11 = (tc_bf2f(v10.v[0])) * (tc_bf2f(v10.v[0])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t11) : acc5;               // rmsnorm.tc:15
+                const float t12 = (tc_bf2f(v10.v[1])) * (tc_bf2f(v10.v[1])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t12) : acc5;               // rmsnorm.tc:15
+                const float t13 = (tc_bf2f(v10.v[2])) * (tc_bf2f(v10.v[2])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t13) : acc5;               // rmsnorm.tc:15
+                const float t14 = (tc_bf2f(v10.v[3])) * (tc_bf2f(v10.v[3])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t14) : acc5;               // rmsnorm.tc:15
+                const float t15 = (tc_bf2f(v10.v[4])) * (tc_bf2f(v10.v[4])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t15) : acc5;               // rmsnorm.tc:15
+                const float t16 = (tc_bf2f(v10.v[5])) * (tc_bf2f(v10.v[5])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t16) : acc5;               // rmsnorm.tc:15
+                const float t17 = (tc_bf2f(v10.v[6])) * (tc_bf2f(v10.v[6])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t17) : acc5;               // rmsnorm.tc:15
+                const float t18 = (tc_bf2f(v10.v[7])) * (tc_bf2f(v10.v[7])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t18) : acc5;               // rmsnorm.tc:15
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            { /* the cluster's next row: this thread's slice into its slots while this row reduces */
+                const idx_t row = tc_nx;
+                const idx_t i0 = row;
+                tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
+                if (tc_pre < rows) {
+                    #pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + (((4 - tc_stg) + 0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                    }
+                    tc_cp_commit();
+                }
+            }
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r5 = acc5;
-            const float t64 = r5 / ((float)((long long)(sz_D)));        // rmsnorm.tc:15
-            const float t65 = t64 + s_eps;                              // rmsnorm.tc:16
-            const float t66 = rsqrtf(t65);                              // rmsnorm.tc:16
+            const float t20 = r5 / ((float)((long long)(sz_D)));        // rmsnorm.tc:15
+            const float t21 = t20 + s_eps;                              // rmsnorm.tc:16
+            const float t22 = rsqrtf(t21);                              // rmsnorm.tc:16
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t67 = (tc_bf2f(pc0[j].v[0])) * t66;             // rmsnorm.tc:16
-                    const float t68 = tc_round_bf16(t67);                       // rmsnorm.tc:16
-                    const tc_vec<unsigned short, 8> v69 = tc_vload<unsigned short, 8>(in_g + i1); // rmsnorm.tc:13
-                    const float t70 = tc_bf2f(v69.v[0]);                        // rmsnorm.tc:13
-                    const float t71 = tc_round_bf16(t68 * t70);                 // rmsnorm.tc:16
-                    const float t72 = (tc_bf2f(pc0[j].v[1])) * t66;             // rmsnorm.tc:16
-                    const float t73 = tc_round_bf16(t72);                       // rmsnorm.tc:16
-                    const float t74 = tc_bf2f(v69.v[1]);                        // rmsnorm.tc:13
-                    const float t75 = tc_round_bf16(t73 * t74);                 // rmsnorm.tc:16
-                    const float t76 = (tc_bf2f(pc0[j].v[2])) * t66;             // rmsnorm.tc:16
-                    const float t77 = tc_round_bf16(t76);                       // rmsnorm.tc:16
-                    const float t78 = tc_bf2f(v69.v[2]);                        // rmsnorm.tc:13
-                    const float t79 = tc_round_bf16(t77 * t78);                 // rmsnorm.tc:16
-                    const float t80 = (tc_bf2f(pc0[j].v[3])) * t66;             // rmsnorm.tc:16
-                    const float t81 = tc_round_bf16(t80);                       // rmsnorm.tc:16
-                    const float t82 = tc_bf2f(v69.v[3]);                        // rmsnorm.tc:13
-                    const float t83 = tc_round_bf16(t81 * t82);                 // rmsnorm.tc:16
-                    const float t84 = (tc_bf2f(pc0[j].v[4])) * t66;             // rmsnorm.tc:16
-                    const float t85 = tc_round_bf16(t84);                       // rmsnorm.tc:16
-                    const float t86 = tc_bf2f(v69.v[4]);                        // rmsnorm.tc:13
-                    const float t87 = tc_round_bf16(t85 * t86);                 // rmsnorm.tc:16
-                    const float t88 = (tc_bf2f(pc0[j].v[5])) * t66;             // rmsnorm.tc:16
-                    const float t89 = tc_round_bf16(t88);                       // rmsnorm.tc:16
-                    const float t90 = tc_bf2f(v69.v[5]);                        // rmsnorm.tc:13
-                    const float t91 = tc_round_bf16(t89 * t90);                 // rmsnorm.tc:16
-                    const float t92 = (tc_bf2f(pc0[j].v[6])) * t66;             // rmsnorm.tc:16
-                    const float t93 = tc_round_bf16(t92);                       // rmsnorm.tc:16
-                    const float t94 = tc_bf2f(v69.v[6]);                        // rmsnorm.tc:13
-                    const float t95 = tc_round_bf16(t93 * t94);                 // rmsnorm.tc:16
-                    const float t96 = (tc_bf2f(pc0[j].v[7])) * t66;             // rmsnorm.tc:16
-                    const float t97 = tc_round_bf16(t96);                       // rmsnorm.tc:16
-                    const float t98 = tc_bf2f(v69.v[7]);                        // rmsnorm.tc:13
-                    const float t99 = tc_round_bf16(t97 * t98);                 // rmsnorm.tc:16
-                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t71, t75), tc_f2bf2(t79, t83), tc_f2bf2(t87, t91), tc_f2bf2(t95, t99)}}); // rmsnorm.tc:16
+                    const tc_vec<unsigned short, 8> s19 = tc_sget<unsigned short, 8>(tc_pipe, (tc_stg + 0 + j) * blockDim.x + threadIdx.x); // rmsnorm.tc:13
+                    const float t23 = (tc_bf2f(s19.v[0])) * t22;                // rmsnorm.tc:16
+                    const float t24 = tc_round_bf16(t23);                       // rmsnorm.tc:16
+                    const tc_vec<unsigned short, 8> v25 = tc_vload<unsigned short, 8>(in_g + i1); // rmsnorm.tc:13
+                    const float t26 = tc_bf2f(v25.v[0]);                        // rmsnorm.tc:13
+                    const float t27 = tc_round_bf16(t24 * t26);                 // rmsnorm.tc:16
+                    const float t28 = (tc_bf2f(s19.v[1])) * t22;                // rmsnorm.tc:16
+                    const float t29 = tc_round_bf16(t28);                       // rmsnorm.tc:16
+                    const float t30 = tc_bf2f(v25.v[1]);                        // rmsnorm.tc:13
+                    const float t31 = tc_round_bf16(t29 * t30);                 // rmsnorm.tc:16
+                    const float t32 = (tc_bf2f(s19.v[2])) * t22;                // rmsnorm.tc:16
+                    const float t33 = tc_round_bf16(t32);                       // rmsnorm.tc:16
+                    const float t34 = tc_bf2f(v25.v[2]);                        // rmsnorm.tc:13
+                    const float t35 = tc_round_bf16(t33 * t34);                 // rmsnorm.tc:16
+                    const float t36 = (tc_bf2f(s19.v[3])) * t22;                // rmsnorm.tc:16
+                    const float t37 = tc_round_bf16(t36);                       // rmsnorm.tc:16
+                    const float t38 = tc_bf2f(v25.v[3]);                        // rmsnorm.tc:13
+                    const float t39 = tc_round_bf16(t37 * t38);                 // rmsnorm.tc:16
+                    const float t40 = (tc_bf2f(s19.v[4])) * t22;                // rmsnorm.tc:16
+                    const float t41 = tc_round_bf16(t40);                       // rmsnorm.tc:16
+                    const float t42 = tc_bf2f(v25.v[4]);                        // rmsnorm.tc:13
+                    const float t43 = tc_round_bf16(t41 * t42);                 // rmsnorm.tc:16
+                    const float t44 = (tc_bf2f(s19.v[5])) * t22;                // rmsnorm.tc:16
+                    const float t45 = tc_round_bf16(t44);                       // rmsnorm.tc:16
+                    const float t46 = tc_bf2f(v25.v[5]);                        // rmsnorm.tc:13
+                    const float t47 = tc_round_bf16(t45 * t46);                 // rmsnorm.tc:16
+                    const float t48 = (tc_bf2f(s19.v[6])) * t22;                // rmsnorm.tc:16
+                    const float t49 = tc_round_bf16(t48);                       // rmsnorm.tc:16
+                    const float t50 = tc_bf2f(v25.v[6]);                        // rmsnorm.tc:13
+                    const float t51 = tc_round_bf16(t49 * t50);                 // rmsnorm.tc:16
+                    const float t52 = (tc_bf2f(s19.v[7])) * t22;                // rmsnorm.tc:16
+                    const float t53 = tc_round_bf16(t52);                       // rmsnorm.tc:16
+                    const float t54 = tc_bf2f(v25.v[7]);                        // rmsnorm.tc:13
+                    const float t55 = tc_round_bf16(t53 * t54);                 // rmsnorm.tc:16
+                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t27, t31), tc_f2bf2(t35, t39), tc_f2bf2(t43, t47), tc_f2bf2(t51, t55)}}); // rmsnorm.tc:16
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t100 = tc_bf2f(in_x[sz_D*i0 + i1]);             // rmsnorm.tc:13
-                const float t101 = t100 * t100;                             // rmsnorm.tc:15
-                acc5 = tc_op_sum()(acc5, t101);                             // rmsnorm.tc:15
+                const float t56 = tc_bf2f(in_x[sz_D*i0 + i1]);              // rmsnorm.tc:13
+                const float t57 = t56 * t56;                                // rmsnorm.tc:15
+                acc5 = tc_op_sum()(acc5, t57);                              // rmsnorm.tc:15
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push, &tc_tkon, &tc_tk);
             const float r5 = acc5;
-            const float t103 = r5 / ((float)((long long)(sz_D)));       // rmsnorm.tc:15
-            const float t104 = t103 + s_eps;                            // rmsnorm.tc:16
-            const float t105 = rsqrtf(t104);                            // rmsnorm.tc:16
+            const float t59 = r5 / ((float)((long long)(sz_D)));        // rmsnorm.tc:15
+            const float t60 = t59 + s_eps;                              // rmsnorm.tc:16
+            const float t61 = rsqrtf(t60);                              // rmsnorm.tc:16
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t102 = tc_bf2f(in_x[sz_D*i0 + i1]);             // rmsnorm.tc:13
-                const float t106 = t102 * t105;                             // rmsnorm.tc:16
-                const float t107 = tc_round_bf16(t106);                     // rmsnorm.tc:16
-                const float t108 = tc_bf2f(in_g[i1]);                       // rmsnorm.tc:13
-                const float t109 = tc_round_bf16(t107 * t108);              // rmsnorm.tc:16
-                out_out[sz_D*i0 + i1] = tc_f2bf(t109);                      // rmsnorm.tc:16
+                const float t58 = tc_bf2f(in_x[sz_D*i0 + i1]);              // rmsnorm.tc:13
+                const float t62 = t58 * t61;                                // rmsnorm.tc:16
+                const float t63 = tc_round_bf16(t62);                       // rmsnorm.tc:16
+                const float t64 = tc_bf2f(in_g[i1]);                        // rmsnorm.tc:13
+                const float t65 = tc_round_bf16(t63 * t64);                 // rmsnorm.tc:16
+                out_out[sz_D*i0 + i1] = tc_f2bf(t65);                       // rmsnorm.tc:16
             }
         }
+        tc_nn = tc_tk >= 0 && rows - 2 * tc_step > (idx_t)tc_tk ? 2 * tc_step + (idx_t)tc_tk : rows;
     }
+    if (tc_pre < rows)
+        tc_cp_wait();
     tc_cluster_end(ncl, tc_push);
 }
 
@@ -541,5 +627,9 @@ launch plan of rmsnorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  bf16[D]
   buffer out_out      output bf16[N, D]
+  step 0 runs when D <= 32768:
   step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_1<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D, eps)
+  step 1 runs when D > 32768:
+  step 1: tc_red_fused_cast_mul_sum_div_add_rsqrt_1_w<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D, eps, workspace)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
  */

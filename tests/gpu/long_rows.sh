@@ -22,14 +22,16 @@
 #   3. Batch invariance: a row alone (N=1) and the same row first in a
 #      batch of 1024 (--random fills rows in order, so row 0 is the same
 #      data) give identical bits.
-#   4. TENSORC_ROWS_PIPE=1 (a persistent grid of clusters, each prefetching
-#      its next row: codegen/rows.c): part 1's checks at 65537, 65544 and
-#      262144 (f32, bf16, f16; five rows: a cluster a row), and in parts 2
-#      and 3 the batch of 1024 (256) again with the knob: the same bits as
-#      without it (rows loop over the resident clusters there), and a
-#      random batch of 100 against the interpreter (--check); the batch
-#      again with TENSORC_ROWS_TICKET=0 (each cluster every step-th row, not
-#      rows by ticket): the same bits.
+#   4. TENSORC_ROWS_PIPE=0, 1 and 2 (off; a persistent grid of clusters,
+#      each prefetching its next row, the row then in registers; or kept in
+#      its slots, two stages: codegen/rows.c; the defaults are 1 for f32 and
+#      2 for 16-bit rows): part 1's checks at 65537, 65544 and 262144 (f32,
+#      bf16, f16; five rows: a cluster a row), and in parts 2 and 3 the
+#      batch of 1024 (256) again with each: the same bits as the default
+#      (rows loop over the resident clusters there), and a random batch of
+#      100 against the interpreter (--check); the batch again with
+#      TENSORC_ROWS_TICKET=0 (each cluster every step-th row, not rows by
+#      ticket): the same bits.
 #
 # TC_LONG_ROWS_QUICK=1: parts 2 and 3 for softmax f32 and rmsnorm bf16 only
 # (batches of 256 at 262144);
@@ -160,14 +162,17 @@ for k in TENSORC_ROWS_REGS=8 TENSORC_ROWS_REGS=16 TENSORC_ROWS_REGS=32 TENSORC_R
         done
     done
 done
-# TENSORC_ROWS_PIPE=1: every function where a cluster takes the row
-for fn in $fns; do
-    for dt in ${TC_LONG_ROWS_DTYPES:-f32 f16 bf16}; do
-        for n in $lens; do
-            case $n in 65537|65544|262144) ;; *) continue ;; esac
-            # shellcheck disable=SC2046
-            pj_add "$fn $dt D=$n TENSORC_ROWS_PIPE=1: --check" env TENSORC_ROWS_PIPE=1 TENSORC_ROWS_ONLINE=0 \
-                "$tc" run "$prog" --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check
+# TENSORC_ROWS_PIPE=0, 1 and 2 (the row in registers, or kept in its
+# slots: the default for 16-bit rows): every function where a cluster takes the row
+for pm in 0 1 2; do
+    for fn in $fns; do
+        for dt in ${TC_LONG_ROWS_DTYPES:-f32 f16 bf16}; do
+            for n in $lens; do
+                case $n in 65537|65544|262144) ;; *) continue ;; esac
+                # shellcheck disable=SC2046
+                pj_add "$fn $dt D=$n TENSORC_ROWS_PIPE=$pm: --check" env TENSORC_ROWS_PIPE=$pm TENSORC_ROWS_ONLINE=0 \
+                    "$tc" run "$prog" --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check
+            done
         done
     done
 done
@@ -207,15 +212,18 @@ for pair in $pairs; do
                     e=(TENSORC_ROWS_ONLINE=0) ref=$work/q.npy
                     env "${e[@]}" "$tc" "${a[@]}" --shape N=$rows,D=$n --output $o=$ref >/dev/null 2>"$work/err" ;;
                 esac
-                if env "${e[@]}" TENSORC_ROWS_PIPE=1 "$tc" "${a[@]}" --shape N=$rows,D=$n --output $o=$work/p.npy \
-                        >/dev/null 2>"$work/err" && cmp -s "$ref" "$work/p.npy"; then ok
-                else bad "$fn $dt D=$n N=$rows ${e[*]}: TENSORC_ROWS_PIPE=1 differs (or failed)"; fi
-                if env "${e[@]}" TENSORC_ROWS_PIPE=1 "$tc" "${a[@]}" --shape N=100,D=$n --check >/dev/null \
-                        2>"$work/err"; then ok
-                else bad "$fn $dt D=$n N=100 ${e[*]} TENSORC_ROWS_PIPE=1: --check"; fi
+                for pm in 0 1 2; do
+                    if env "${e[@]}" TENSORC_ROWS_PIPE=$pm "$tc" "${a[@]}" --shape N=$rows,D=$n --output $o=$work/p.npy \
+                            >/dev/null 2>"$work/err" && cmp -s "$ref" "$work/p.npy"; then ok
+                    else bad "$fn $dt D=$n N=$rows ${e[*]}: TENSORC_ROWS_PIPE=$pm differs (or failed)"; fi
+                    [ $pm = 0 ] && continue
+                    if env "${e[@]}" TENSORC_ROWS_PIPE=$pm "$tc" "${a[@]}" --shape N=100,D=$n --check >/dev/null \
+                            2>"$work/err"; then ok
+                    else bad "$fn $dt D=$n N=100 ${e[*]} TENSORC_ROWS_PIPE=$pm: --check"; fi
+                done
                 # the rows' ticket (TENSORC_ROWS_TICKET, on with the pipe): every row of the
                 # batch the same bits as each cluster taking every step-th row
-                if env "${e[@]}" TENSORC_ROWS_PIPE=1 TENSORC_ROWS_TICKET=0 "$tc" "${a[@]}" --shape N=$rows,D=$n \
+                if env "${e[@]}" TENSORC_ROWS_TICKET=0 "$tc" "${a[@]}" --shape N=$rows,D=$n \
                         --output $o=$work/t0.npy >/dev/null 2>"$work/err" && cmp -s "$ref" "$work/t0.npy"; then ok
                 else bad "$fn $dt D=$n N=$rows ${e[*]}: TENSORC_ROWS_TICKET=0 differs (or failed)"; fi
             fi

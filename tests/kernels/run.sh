@@ -121,10 +121,40 @@ if TENSORC_ROWS_PIPE=0 emit $ex/softmax.tc softmax cuda; then
     else bad "softmax: pipe code with TENSORC_ROWS_PIPE=0"; fi
 fi
 printf 'fn s(x: bf16[N, D]) -> bf16[N, D] { return softmax(x, axis=-1) }\n' >"$tmp/sbf.tc"
-if emit "$tmp/sbf.tc" s cuda; then
+# 16-bit rows: the row kept in its slots (TENSORC_ROWS_PIPE=2 by default):
+# two stages (4 items of 16 bytes each: 128 bytes a thread), every pass
+# reading the slots (tc_stg; the max's pass, the sum's and the epilogue: a
+# vector each, one 16-byte read), no
+# register array for the row a cluster shares; =0 none
+if emit "$tmp/sbf.tc" s cuda && cp "$tmp/out" "$tmp/default"; then
+    if [ "$(grep -c 'tc_cp_async<16>(tc_pipe + ((tc_stg + 0 + j)' "$tmp/out")" -eq 1 ] &&
+        [ "$(grep -c 'tc_cp_async<16>(tc_pipe + (((4 - tc_stg) + 0 + j)' "$tmp/out")" -eq 1 ] &&
+        grep -q 'tc_stg = 4 - tc_stg; /\* the prefetch' "$tmp/out" &&
+        [ "$(grep -cE 'pc[0-9]+\[j\] = ' "$tmp/out")" -eq 1 ] && # the one-block rows' registers alone
+        [ "$(grep -c '= tc_sget<unsigned short, 8>(tc_pipe, (tc_stg + 0 + j) \* blockDim.x + threadIdx.x);' "$tmp/out")" -eq 3 ] &&
+        sed -n '/^launch plan of /,$p' "$tmp/out" | grep -q 'prefetched into 128 bytes a thread'
+    then ok "softmax (bf16): the row kept in its slots by default, two stages"
+    else bad "softmax (bf16): want the resident pipe by default"; fi
+    # ... in a second kernel for rows past one block's (sched.h's pipe_split):
+    # the plan's steps guarded by D, the short rows' kernel without cluster,
+    # pipe or workspace
+    plan=$(sed -n '/^launch plan of /,$p' "$tmp/out" | tr '\n' '|')
+    if [[ $plan == *"step 0 runs when D <= 32768:|  step 0: tc_red_fused_cast_max_sub_exp_sum_div_0<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)|"* ]] &&
+        [[ $plan == *"step 1 runs when D > 32768:|  step 1: tc_red_fused_cast_max_sub_exp_sum_div_0_w<<<"*"workspace)|"* ]] &&
+        [ "$(sed -n '/void TC_ROWS_BOUNDS tc_red_fused_cast_max_sub_exp_sum_div_0(/,/^}/p' "$tmp/out" |
+             grep -cE 'tc_pipe|tc_cluster_size|\bws\b')" -eq 0 ]
+    then ok "softmax (bf16): the pipe's kernel for rows past 32768, the short rows' kernel without it"
+    else bad "softmax (bf16): want the split by the row's length" "$plan"; fi
+fi
+if TENSORC_ROWS_PIPE=2 emit "$tmp/sbf.tc" s cuda; then
+    if cmp -s "$tmp/out" "$tmp/default"
+    then ok "softmax (bf16): the default is TENSORC_ROWS_PIPE=2"
+    else bad "softmax (bf16): the default differs from TENSORC_ROWS_PIPE=2"; fi
+fi
+if TENSORC_ROWS_PIPE=0 emit "$tmp/sbf.tc" s cuda; then
     if ! grep -qE 'tc_pipe|tc_cp_async|resident clusters' "$tmp/out"
-    then ok "softmax (bf16): no pipe by default (16-bit rows)"
-    else bad "softmax (bf16): pipe code by default"; fi
+    then ok "softmax (bf16): no pipe with TENSORC_ROWS_PIPE=0"
+    else bad "softmax (bf16): pipe code with TENSORC_ROWS_PIPE=0"; fi
 fi
 printf 'fn s(x: f32[N, 65536]) -> f32[N, 65536] { return softmax(x, axis=-1) }\n' >"$tmp/wide.tc"
 if emit "$tmp/wide.tc" s cuda; then

@@ -22,7 +22,7 @@ static const char *const ALL[] = {
     "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH", "TENSORC_ATTN_RING",
     "TENSORC_ATTN_SPLIT",
     "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
-    "TENSORC_ROWS_ONLINE", "TENSORC_ONLINE_BLOCK", "TENSORC_ONLINE_VEC", "TENSORC_ROWS_PIPE", "TENSORC_ROWS_TICKET", "TENSORC_ROWS_KEEP", "TENSORC_CLUSTER_PUSH", "TENSORC_ROWS_PAIR", "TENSORC_MAX_NAN",
+    "TENSORC_ROWS_ONLINE", "TENSORC_ONLINE_BLOCK", "TENSORC_ONLINE_VEC", "TENSORC_ROWS_PIPE", "TENSORC_ROWS_TICKET", "TENSORC_ROWS_MAXREG", "TENSORC_ROWS_KEEP", "TENSORC_CLUSTER_PUSH", "TENSORC_ROWS_PAIR", "TENSORC_MAX_NAN",
     "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER", "TENSORC_MATMUL_STREAM",
     "TENSORC_COL_ROWS", "TENSORC_COLPART_PREFETCH",
     "TENSORC_MATMUL_BN", "TENSORC_MATMUL_KAUTO", "TENSORC_COL_OCC", "TENSORC_PW_OCC", "TENSORC_COL_ORDER",
@@ -147,7 +147,8 @@ static void test_rows_online(void **state)
     clear_env();
 }
 
-/* TENSORC_ROWS_PIPE (codegen/rows.c): 0 or 1, in the cache key */
+/* TENSORC_ROWS_PIPE (codegen/rows.c): 0, 1 or 2, in the cache key;
+ * TENSORC_ROWS_MAXREG: 32 to 128 */
 static void test_rows_pipe(void **state)
 {
     (void)state;
@@ -156,7 +157,13 @@ static void test_rows_pipe(void **state)
     assert_string_equal(text(), "TENSORC_ROWS_PIPE=1");
     setenv("TENSORC_ROWS_PIPE", "0", 1);
     assert_string_equal(text(), "TENSORC_ROWS_PIPE=0");
-    setenv("TENSORC_ROWS_PIPE", "2", 1); /* above 1 */
+    setenv("TENSORC_ROWS_PIPE", "2", 1); /* the row kept in its slots */
+    assert_string_equal(text(), "TENSORC_ROWS_PIPE=2");
+    setenv("TENSORC_ROWS_PIPE", "3", 1); /* above 2 */
+    assert_string_equal(text(), "");
+    setenv("TENSORC_ROWS_MAXREG", "64", 1);
+    assert_string_equal(text(), "TENSORC_ROWS_MAXREG=64");
+    setenv("TENSORC_ROWS_MAXREG", "24", 1); /* below 32 */
     assert_string_equal(text(), "");
     clear_env();
 }
