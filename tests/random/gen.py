@@ -1046,10 +1046,12 @@ class Gen:
         # rows past one block's registers: the f32 wide kernel and its guard
         # at 16384 elements (sched.c's sched_rows_wide), clusters of 8 and 16
         # blocks on sm_90 (512-thread blocks first: runtime/exec.c), 16-bit
-        # rows two a register; lengths around each edge
+        # rows two a register; lengths around each edge (32776 and 65544:
+        # whole vectors past 32768, the 16-bit rows' pipe kernel, _w, with
+        # the row kept in shared memory: sched.h's pipe_split)
         r = self.r
         dims = {"N": r.choice([1, 2, 3]),
-                "D": r.choice([16383, 16384, 16385, 24577, 32768, 32769, 65537, 131073])}
+                "D": r.choice([16383, 16384, 16385, 24577, 32768, 32769, 32776, 65537, 65544, 131073])}
         while dims["N"] * dims["D"] > 270000:
             dims["N"] -= 1
         dt = r.choice(["f32", "f32", "f32", "bf16", "f16"])
