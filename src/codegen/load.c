@@ -89,10 +89,8 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
          * load: an L1 hit, its slots better spent on a row's input) */
         int64_t inv;
         bool same_row = g->ks->rblock && dim_is_const(cg_row_part(g, f0), &inv);
-        /* (resident, ks->resident: two stages of them, 128 KB) */
-        int stages = g->ks->resident ? 2 : 1;
-        if (g->v.pipe && !same_row &&
-            (int64_t)(g->v.npl + 1) * g->pr.items * 16 * g->ks->block[0] * stages <= stages * 64 * 1024) {
+        /* (resident rows, ks->resident: two stages of 64 KB, 128 KB a block) */
+        if (g->v.pipe && !same_row && (int64_t)(g->v.npl + 1) * g->pr.items * 16 * g->ks->block[0] <= 64 * 1024) {
             /* the row in this thread's slot q of item j (rows.c's pipe; resident: of stage tc_stg) */
             ARENA_GROW(g->a, g->v.pl, g->v.npl, g->v.cappl, 4);
             int q = g->v.npl;
