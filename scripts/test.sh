@@ -120,11 +120,13 @@ suite() {
     fi
     echo "== $dir: ctest $ctest_args"
     # NVRTC's answers remembered (tests/nvrtc/memo.c): the real NVRTC is
-    # the Release build's (tensorc doctor names it), the memory starts empty
+    # the Release build's (tensorc doctor names it), the memory starts empty;
+    # PTX (the fake driver's compiles, and long_rows.tc's) at
+    # --Ofast-compile=mid, CUBINs as tensorc asks (memo.c says why)
     local memo_env=()
     if [ -n "$nvrtc_real" ] && [ -e "$dir/tests/libnvrtc-memo.so" ]; then
         memo_env=(TENSORC_NVRTC="$dir/tests/libnvrtc-memo.so" TC_NVRTC_MEMO_REAL="$nvrtc_real"
-                  TC_NVRTC_MEMO_DIR="$nvrtc_memo")
+                  TC_NVRTC_MEMO_DIR="$nvrtc_memo" TC_NVRTC_MEMO_FAST=ptx=mid)
     fi
     # shellcheck disable=SC2086
     if ! (cd "$dir" && env "${memo_env[@]}" ctest --output-on-failure -j2 $ctest_args); then
