@@ -168,6 +168,14 @@ typedef struct check_pool {
     tc_program **p;
     const tc_function_info **f;
     double tol_f32;         /* the case's tol_f32 (0: 1e-5), set by the caller */
+    /* keep (set by the caller: the self-test): each chunk's reference
+     * outputs are kept for the next check_inst of the same instance, whose
+     * args must be unchanged (only got may differ); freed by pool_close */
+    bool keep;
+    const void *kept_in;    /* the instance they are of */
+    int kept_chunks;
+    htensor **kept;         /* [chunk][output], NULL: not yet computed */
+    size_t kept_outputs;
 } check_pool;
 
 bool pool_open(check_pool *pool, const char *path, const char *fn, int nthreads, char **err);

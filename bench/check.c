@@ -53,8 +53,23 @@ bool pool_open(check_pool *pool, const char *path, const char *fn, int nthreads,
     return true;
 }
 
+/* the kept reference outputs (check_pool.keep), all of them */
+static void kept_free(check_pool *pool)
+{
+    for (int c = 0; pool->kept && c < pool->kept_chunks; c++) {
+        for (size_t k = 0; pool->kept[c] && k < pool->kept_outputs; k++)
+            free(pool->kept[c][k].data);
+        free(pool->kept[c]);
+    }
+    free(pool->kept);
+    pool->kept = NULL;
+    pool->kept_in = NULL;
+    pool->kept_chunks = 0;
+}
+
 void pool_close(check_pool *pool)
 {
+    kept_free(pool);
     for (int i = 0; i < pool->n; i++) {
         tc_program_free(pool->p ? pool->p[i] : NULL);
         tc_ctx_free(pool->ctx ? pool->ctx[i] : NULL);
@@ -187,6 +202,7 @@ typedef struct {
     int nchunks;
     out_stats *stats;       /* [chunk][output] */
     char **errors;          /* per chunk */
+    bool keep;              /* pool->kept[chunk]: the reference's outputs, or NULL to keep */
 } check_job;
 
 /* Block [lo, hi) of dim d of t, as outer x len x inner. */
@@ -326,11 +342,17 @@ static void check_chunk(void *arg, int worker, int64_t c)
         dl[np + k] = ht_dl(&outs[k]);
         targs[nt++] = tc_arg_tensor(f->outputs[k].name, &dl[np + k]);
     }
-    if (!err && tc_run_cpu(wp, f->name, targs, nt) != TC_OK)
+    /* the same instance's chunk, kept from the last check: its reference */
+    htensor *kept = j->keep ? j->pool->kept[c] : NULL;
+    if (!err && !kept && tc_run_cpu(wp, f->name, targs, nt) != TC_OK)
         err = msgf("the reference interpreter failed: %s", tc_errmsg(wctx));
     for (size_t k = 0; !err && k < no; k++)
-        compare(j, (int)k, &outs[k], total ? j->sp.out_dim[k] : -1, lo, hi - lo,
+        compare(j, (int)k, kept ? &kept[k] : &outs[k], total ? j->sp.out_dim[k] : -1, lo, hi - lo,
                 &j->stats[c * (int64_t)no + (int64_t)k]);
+    if (!err && j->keep && !kept) { /* kept for the next check (the outputs are no parameter's) */
+        j->pool->kept[c] = outs;
+        outs = NULL;
+    }
     for (size_t k = 0; outs && k < no; k++)
         if (out_param(f, (int)k) < 0)
             free(outs[k].data);
@@ -370,7 +392,7 @@ bool check_inst(check_pool *pool, const tc_function_info *f, const bench_inst *i
 {
     memset(r, 0, sizeof *r);
     int no = (int)f->noutputs;
-    check_job j = {pool, f, in, split, {0}, 1, NULL, NULL};
+    check_job j = {pool, f, in, split, {0}, 1, NULL, NULL, false};
     if (!plan_split(pool->p[0], f, in, split, &j.sp)) {
         r->detail = msgf("out of memory");
         free(j.sp.param_dim);
@@ -383,6 +405,20 @@ bool check_inst(check_pool *pool, const tc_function_info *f, const bench_inst *i
             j.nchunks = (int)j.sp.total;
     }
     r->split = j.sp.total > 0;
+    /* check_pool.keep: an instance none of whose outputs is written into a
+     * parameter keeps its reference for the checks after this one */
+    j.keep = pool->keep;
+    for (int k = 0; j.keep && k < no; k++)
+        j.keep = out_param(f, k) < 0;
+    if (j.keep && (pool->kept_in != in || pool->kept_chunks != j.nchunks ||
+                   pool->kept_outputs != (size_t)no)) {
+        kept_free(pool);
+        pool->kept = calloc((size_t)j.nchunks, sizeof *pool->kept);
+        pool->kept_in = in;
+        pool->kept_chunks = j.nchunks;
+        pool->kept_outputs = (size_t)no;
+        j.keep = pool->kept != NULL;
+    }
     j.stats = calloc((size_t)j.nchunks * (size_t)(no + 1), sizeof *j.stats);
     j.errors = calloc((size_t)j.nchunks, sizeof *j.errors);
     bool ran = j.stats && j.errors;

@@ -30,7 +30,8 @@
 #                 each case's last output (TC_SELFTEST_QUICK: bench/selftest.c);
 #                 random-cuda's NVRTC 1 in 8 and random-grad's 30 programs
 #                 (tests/CMakeLists.txt, in every sanitizer build)
-#   build-ubsan/  clang, -fsanitize=undefined,float-cast-overflow (TC_UBSAN=ON):
+#   build-ubsan/  clang, -fsanitize=undefined,float-cast-overflow (TC_UBSAN=ON,
+#                 -O2 without -g):
 #                 tensorc built and checked by a second compiler (-Werror;
 #                 clang evaluates operands in another order than gcc, which
 #                 golden, kernels and emu_same_cuda catch).  Every test but
@@ -64,9 +65,35 @@
 # kernel of tests/nvrtc/run.sh for sm_80 and sm_90 in the Release build's
 # nvrtc test, or in whichever test asked first), and tensorc's own code
 # (nvrtc.c's checks, its cache, the loading) runs on the real NVRTC's bytes.
+# Two tests asking for the same compile at once (suite.py's parallel jobs:
+# 87 of fakegpu's 164 PTX units were compiled twice) wait for one another:
+# the first compiles.  PTX units (the fake driver's, long_rows.tc's) are
+# compiled at --Ofast-compile=mid, checked to give the same entries,
+# parameters and shared declarations on all 193 of them (memo.c: fakegpu
+# 126.5 + 7.5 -> 32.7 + 5.5 CPU-s alone); CUBINs as tensorc asks (min and
+# mid changed shared memory sizes).  $nvrtc_memo/compiles.log: each real
+# compile's CPU seconds.
 # ctest -j2 starts the costliest tests first (their COST: tests/CMakeLists.txt,
 # bench_selftest's in CMakeLists.txt).
-# Prints each build's wall time and the total.  1297 s, all passed, for a
+# Prints each build's wall time and the total.  2490 s, all passed, for a
+# fresh clone of e75ad38 (ci-trim5, 2026-11-28) on this 2-core machine
+# shared with another engineer's full fresh-clone run the whole time (load
+# 5.3 on average, 3.6 to 6.9): Release 1283, asan 709, ubsan 297, tsan 29,
+# fuzz 172; 2235 u + 297 s of CPU (the shared cores inflate both).  What
+# ci-trim5 changed, each measured before and after on the same machine
+# state: fakegpu alone 126.5 + 7.5 -> 32.7 + 5.5 CPU-s (memo.c's lock and
+# PTX at mid; the Release run's fake-driver PTX compiles 151 -> 34 s of
+# NVRTC, none twice); tc-bench --self-test 41.3 + 1.7 -> 21.3 + 1.0, the
+# ASan build's quick one 69.6 + 6.0 -> 39.3 + 3.1 (bench/selftest.c); the
+# UBSan build without -g, about 11 % of its 123 s of clang.  The Release
+# run's NVRTC now (compiles.log): 578 CPU-s, 392 of them the CUBINs of
+# whole files (nvrtc, codegen's progs.tc, fuse), 121 the sweep's two units
+# (already --Ofast-compile=min), 34 the fake driver's PTX.  Still past 15
+# minutes: about 2400 CPU-s are left.  Before, main (156982c) in a fresh
+# worktree, this machine otherwise idle: Release 740 (ctest 694: nvrtc
+# 370, fakegpu 161, codegen 159, emu_matmul 89, rows_emu 87), tsan 12,
+# fuzz 80, 1530 CPU-s for those three; ASan 125 s of build and about 520
+# to 660 of ctest CPU, UBSan 123 and 122.  1297 s, all passed, for a
 # fresh clone of a71b8eb (main after the merge, 2026-11-28, session 16) on
 # this 2-core machine otherwise idle: Release 739 (ctest 699: nvrtc 357,
 # codegen 141, fakegpu 140, emu_matmul 105, bench_selftest 103, rows_emu
@@ -120,11 +147,14 @@ suite() {
     fi
     echo "== $dir: ctest $ctest_args"
     # NVRTC's answers remembered (tests/nvrtc/memo.c): the real NVRTC is
-    # the Release build's (tensorc doctor names it), the memory starts empty
+    # the Release build's (tensorc doctor names it), the memory starts empty;
+    # PTX (the fake driver's compiles, and long_rows.tc's) at
+    # --Ofast-compile=mid, CUBINs as tensorc asks (memo.c says why)
     local memo_env=()
     if [ -n "$nvrtc_real" ] && [ -e "$dir/tests/libnvrtc-memo.so" ]; then
         memo_env=(TENSORC_NVRTC="$dir/tests/libnvrtc-memo.so" TC_NVRTC_MEMO_REAL="$nvrtc_real"
-                  TC_NVRTC_MEMO_DIR="$nvrtc_memo")
+                  TC_NVRTC_MEMO_DIR="$nvrtc_memo" TC_NVRTC_MEMO_FAST=ptx=mid
+                  TC_NVRTC_MEMO_LOG="$nvrtc_memo/compiles.log")
     fi
     # shellcheck disable=SC2086
     if ! (cd "$dir" && env "${memo_env[@]}" ctest --output-on-failure -j2 $ctest_args); then
@@ -153,9 +183,12 @@ TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 TC_GPU_CLASSES=examples,edges,random TC_SWE
     TC_FAKEGPU_CACHE=$fakegpu_cache \
     LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "-E ^(scan_emu|rows_emu|emu_.*)$" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1 -fno-omit-frame-pointer" \
     -DTC_WERROR=ON -DTC_SANITIZE=ON
+# (RelWithDebInfo's -O2 without -g: UBSan's reports carry their own source
+# locations; the same code, 11 % less clang time)
 TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 TC_SAME_CUDA_REF=$root/build/tensorc suite build-ubsan \
     "-E ^(nvrtc|fakegpu|adamw_example|package|scan_emu|rows_emu|emu_(online|rowpipe|attnknobs|fastmath)|bench_selftest|grad|random-grad|unit/test_fuzz)$" \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_UBSAN=ON -DTC_WERROR=ON
+    -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" \
+    -DTC_UBSAN=ON -DTC_WERROR=ON
 # TSan: the one test, and what it loads; ASLR off where setarch can (some
 # kernels' mmap randomisation upsets clang 14's TSan: "unexpected memory mapping")
 build_targets="--target test_contexts tc-fake-cuda"

@@ -32,13 +32,28 @@
  * NVRTC's bytes.  What this leaves out is NVRTC's own work repeated:
  * tests/nvrtc/run.sh's units are each compiled once a build, by the real
  * NVRTC in the Release build (scripts/test.sh runs the Release build first
- * with an empty directory). */
+ * with an empty directory).
+ *
+ * TC_NVRTC_MEMO_FAST=ptx=LEVEL (scripts/test.sh: mid) compiles each PTX
+ * (compute_) unit with --Ofast-compile=LEVEL: the PTX the fake driver is
+ * handed (its device is newer than NVRTC: compute_121 here) serves only to
+ * read each entry's parameters (tests/fakegpu/fakecuda.c), and long_rows.tc's
+ * to look for the cluster instructions.  Checked on every PTX unit of the
+ * Release build's tests (193 units, 378 kernels: compute_121, _90, _80):
+ * the same entries, parameters and shared declarations as at full
+ * optimization, and a third of the CPU (fakegpu's 164 units: 97.6 -> 28.9
+ * s).  CUBINs stay as tensorc asks (cubin=LEVEL is there, but neither min
+ * nor mid keeps them: 28 and 29 of 173 units got other shared memory
+ * sizes).  TC_NVRTC_MEMO_LOG=FILE logs each real compile's CPU time. */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef int nvrtcResult;
@@ -313,6 +328,59 @@ static void fetch(real_prog rp, int (*size)(real_prog, size_t *), int (*get)(rea
     b->have = 1;
 }
 
+/* FILE.lock, locked (POSIX record locks: released when the holder exits,
+ * however it ends); -1 when it cannot be.  Two processes asking for the
+ * same compile at once would both miss and both compile (tests/gpu/suite.py
+ * runs a function at its shape classes as parallel jobs, each with a
+ * kernel cache of its own: 87 of fakegpu's 164 PTX units were compiled
+ * twice, 57 of its 151 s of NVRTC): the first to lock compiles, the others
+ * wait for it and find its answer. */
+static int lock_key(const char *file)
+{
+    char name[4200];
+    snprintf(name, sizeof name, "%s.lock", file);
+    int fd = open(name, O_RDWR | O_CREAT, 0600);
+    if (fd < 0)
+        return -1;
+    struct flock fl = {0};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    while (fcntl(fd, F_SETLKW, &fl) != 0)
+        if (errno != EINTR) {
+            close(fd);
+            return -1;
+        }
+    return fd;
+}
+
+/* TC_NVRTC_MEMO_FAST ("ptx=mid,cubin=min", say): the level of NVRTC's
+ * --Ofast-compile added to each PTX (compute_) or CUBIN (sm_) compile of that
+ * kind that names none itself (tensorc gives huge units min: nvrtc.c), in
+ * the key too; NULL when none is asked for this compile */
+static const char *fast_level(int nopts, const char *const *opts, char *level, size_t size)
+{
+    const char *want = getenv("TC_NVRTC_MEMO_FAST"), *kind = NULL;
+    for (int i = 0; i < nopts; i++) {
+        if (!opts[i])
+            continue;
+        if (!strncmp(opts[i], "--Ofast-compile", 15))
+            return NULL;
+        if (!strncmp(opts[i], "--gpu-architecture=compute_", 27))
+            kind = "ptx=";
+        else if (!strncmp(opts[i], "--gpu-architecture=sm_", 22))
+            kind = "cubin=";
+    }
+    const char *at = want && kind ? strstr(want, kind) : NULL;
+    if (!at || (at != want && at[-1] != ','))
+        return NULL;
+    at += strlen(kind);
+    size_t n = strcspn(at, ",");
+    if (n == 0 || n + 17 > size)
+        return NULL;
+    snprintf(level, size, "--Ofast-compile=%.*s", (int)n, at);
+    return level;
+}
+
 nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int nopts, const char *const *opts)
 {
     struct memo_prog *p = prog;
@@ -322,13 +390,23 @@ nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int nopts, const char *const 
         return E_PROGRAM;
     free(p->key.p), free(p->log.p), free(p->ptx.p), free(p->cubin.p);
     p->key = p->log = p->ptx = p->cubin = (struct buf){0};
+    char fastopt[64];
+    const char *fast = fast_level(nopts, opts, fastopt, sizeof fastopt);
+    const char **all = malloc((size_t)(nopts + 1) * sizeof *all);
+    if (!all)
+        return E_NOMEM;
+    for (int i = 0; i < nopts; i++)
+        all[i] = opts[i] ? opts[i] : "";
+    if (fast)
+        all[nopts] = fast;
+    const int nall = nopts + (fast != NULL);
     char ver[64];
     snprintf(ver, sizeof ver, "%d.%d", R.major, R.minor);
     put_str(&p->key, ver);
     put_str(&p->key, R.path);
-    put_u64(&p->key, (uint64_t)nopts);
-    for (int i = 0; i < nopts; i++)
-        put_str(&p->key, opts[i] ? opts[i] : "");
+    put_u64(&p->key, (uint64_t)nall);
+    for (int i = 0; i < nall; i++)
+        put_str(&p->key, all[i]);
     put_str(&p->key, p->src);
     const char *dir = getenv("TC_NVRTC_MEMO_DIR");
     char file[4096] = "";
@@ -337,13 +415,36 @@ nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int nopts, const char *const 
                  (unsigned long long)fnv(p->key.p, p->key.n, 0xcbf29ce484222325ULL),
                  (unsigned long long)fnv(p->key.p, p->key.n, 0x84222325cbf29ce4ULL));
     p->compiled = 1;
-    if (*file && lookup(p, file))
+    int lock = -1;
+    if (*file && (lookup(p, file) || ((lock = lock_key(file)) >= 0 && lookup(p, file)))) {
+        if (lock >= 0)
+            close(lock);
+        free(all);
         return p->result;
+    }
     real_prog rp = NULL;
     nvrtcResult r = R.create(&rp, p->src, p->name, 0, NULL, NULL);
-    if (r != OK)
+    if (r != OK) {
+        if (lock >= 0)
+            close(lock);
+        free(all);
         return r;
-    p->result = R.compile(rp, nopts, opts);
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    p->result = R.compile(rp, nall, all);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+    free(all);
+    /* TC_NVRTC_MEMO_LOG=FILE: a line a real compile, its CPU seconds, memo
+     * file, source size and name (what each test costs NVRTC) */
+    const char *logname = getenv("TC_NVRTC_MEMO_LOG");
+    FILE *log = logname && *logname ? fopen(logname, "a") : NULL;
+    if (log) {
+        fprintf(log, "%.3f %s %zu %s\n",
+                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, file,
+                strlen(p->src), p->name);
+        fclose(log);
+    }
     fetch(rp, R.size, R.log, &p->log);
     if (p->result == OK) {
         fetch(rp, R.ptx_size, R.ptx, &p->ptx);
@@ -352,6 +453,8 @@ nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int nopts, const char *const 
     R.destroy(&rp);
     if (*file && p->log.have)
         store(p, file);
+    if (lock >= 0)
+        close(lock); /* after the store: a waiter finds the answer */
     return p->result;
 }
 
