@@ -280,14 +280,6 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
     buf_printf(b, "\n    why: %s\n", ks->why);
 }
 
-/* TENSORC_MATMUL_BN's wide tiles, once the rules have paired the
- * products: none for the adapter rule (its t and Bd tiles are 64 wide:
- * the 64-column kernel, as documented).  Their K slices, unless
- * TENSORC_MATMUL_KSLICE says: matmul.cuh's tc_mm_kslice at launch (N and
- * K may be symbolic), 1024 where the tiles' slices of 1024 make 264 work
- * items (two a SM), else fewer elements, 256 at least (a 4096 x 4096
- * product at 256 columns: 16 tiles, slices of 256, 256 items; gated_mlp's
- * pair of 4096 x 11008: 43 tiles x 4 x 2 = 344, 1024 stays). */
 /* A kernel launched only beside cuBLAS takes that guard (codegen/unit.c),
  * and a step has one: a rows kernel split by its row's length (wide_split)
  * becomes one kernel for every length, the 16-a-thread one with its
@@ -302,6 +294,14 @@ static void one_variant(ksched *ks)
     ks->wide_split = ks->pipe_split = false;
 }
 
+/* TENSORC_MATMUL_BN's wide tiles, once the rules have paired the
+ * products: none for the adapter rule (its t and Bd tiles are 64 wide:
+ * the 64-column kernel, as documented).  Their K slices, unless
+ * TENSORC_MATMUL_KSLICE says: matmul.cuh's tc_mm_kslice at launch (N and
+ * K may be symbolic), 1024 where the tiles' slices of 1024 make 264 work
+ * items (two a SM), else fewer elements, 256 at least (a 4096 x 4096
+ * product at 256 columns: 16 tiles, slices of 256, 256 items; gated_mlp's
+ * pair of 4096 x 11008: 43 tiles x 4 x 2 = 344, 1024 stays). */
 static void wide_tiles(ksched *ks, tc_arena *a)
 {
     if (ks->kind != SCH_EXTERN || ks->mm == MM_CUBLAS || !ks->mm_bn || ks->pair_into || !ks->lora)

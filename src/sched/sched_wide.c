@@ -57,10 +57,10 @@ void sched_explain(tc_buf *b, const sfn *s)
  * this row is in its registers, so the row's loads overlap the previous
  * row's reductions and stores (codegen/rows.c).  The same elements a
  * thread in the same order: the same bits.  Not for the online pair's
- * chunks (no register path) or compact kernels.  The default: 4-byte rows
- * only (H200, 2026-11-27: f32 softmax 1024 x 65536 178.3 -> 171.5 us, 256 x
+ * chunks (no register path) or compact kernels.  The default: 1 for 4-byte
+ * rows (H200, 2026-11-27: f32 softmax 1024 x 65536 178.3 -> 171.5 us, 256 x
  * 262144 237.2 -> 217.8; bf16 rmsnorm 256 x 262144 121.2 -> 124.6,
- * spilling at its 40-register cap).  Column partials take the same pipe
+ * spilling at its 40-register cap), 2 for 16-bit rows (below).  Column partials take the same pipe
  * under TENSORC_COLPART_PREFETCH=1 instead, in their own grid (a block per
  * block of rows, each block prefetching its own next row). */
 void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
@@ -95,7 +95,7 @@ void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
      * rmsnorm 16384 x 4096: 80.4 us against 73.5 without the pipe, H200,
      * 2026-11-28, one call; ptxas moved 24 bytes of spills into it). */
     int64_t len;
-    if (ks->resident && !ks->wide && !ks->wide_split && !k->ncols) {
+    if (ks->resident && !ks->wide && !ks->wide_split) {
         if (!dim_is_const(ks->rowlen, &len))
             ks->wide_split = ks->pipe_split = true;
         else if (len <= SCHED_WIDE_FROM(ks)) /* one block's row: never a cluster */
