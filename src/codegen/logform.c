@@ -124,7 +124,7 @@ static const char *lse_at(cg *g, const lnode *y, const tc_dim *const *ci)
 }
 
 /* exp(v + y), exp(y + v), exp(y - v) or exp(y) of such a y: tc_lse_exp,
- * exp(v + m) s (scan.cuh; -v for y - v, the same sum), so that the walk
+ * exp(v + m) (1 + s) (scan.cuh; -v for y - v, the same sum), so that the walk
  * takes no log where its value is read only in linear space (the minGRU's
  * h = exp(a + s) + ...) */
 const char *cg_expform(cg *g, const lnode *n, const tc_dim *const *idx)

@@ -85,10 +85,10 @@ static const char *reader_value(cg *g, const lnode *n, cg_target t, const char *
 }
 
 /* TENSORC_SCAN_LSE (knobs.h; unset: on): an f32 logcumsumexp walked a
- * thread per lane carries (max, scaled sum), tc_ms (scan.cuh), not its log:
+ * thread per lane carries (max, scaled sum of the terms but the max's), tc_ms (scan.cuh), not its log:
  * a step is one exp (tc_online_add), where tc_logaddexp's was an exp and a
  * log1p series, and its readers take the log (tc_lse_value), or none where
- * they take exp(v + y) (logform.c's cg_expform: exp(v + m) s).  Not in the
+ * they take exp(v + y) (logform.c's cg_expform: exp(v + m) (1 + s)).  Not in the
  * block path (its scan combines values) nor in a checkpointed pair's first
  * walk (its checkpoints are values; the reversed walk's own carries are
  * never stored, so they may).  And the walk starts from the identity there
@@ -98,8 +98,8 @@ static const char *reader_value(cg *g, const lnode *n, cg_target t, const char *
  * and no select 119.75; ex2 for its exp 112.75; the max's NaN test by the
  * step's own compares 111). */
 /* TENSORC_SCAN_PAIR_LSE=1: in a checkpointed pair's walks of F too (the
- * first and its replays, not R's): a checkpoint stores the value, m + log s,
- * once a segment, and a replay restores it as (value, 1), exact, or starts
+ * first and its replays, not R's): a checkpoint stores the value, m + log1p s,
+ * once a segment, and a replay restores it as (value, 0), exact, or starts
  * from the identity in the first segment (pair_path).  Not bit-identical to
  * 0: the replayed values round as the forward kernel's do. */
 static bool lse_pair(const cg *g, const lnode *n, bool block)
@@ -550,7 +550,7 @@ static void pair_path(cg *g, tc_buf *o)
         buf_puts(o, "                if (g_ > 0) { /* the segment's carries (the first's are its first step's) */\n");
     for (int j = 0, b = ck; j < F->nreds && ck >= 0; j++)
         if (F->reds[j]->kind == LK_SCAN)
-            buf_printf(o, lse_pair(g, F->reds[j], false) ? "                    c%d = tc_ms{%s[(g_ - 1) * lanes + lane], 1.0f};\n"
+            buf_printf(o, lse_pair(g, F->reds[j], false) ? "                    c%d = tc_ms{%s[(g_ - 1) * lanes + lane], 0.0f};\n"
                                                         : "                    c%d = %s[(g_ - 1) * lanes + lane];\n",
                        j, cg_buf_name(g, b++));
     if (ck >= 0)

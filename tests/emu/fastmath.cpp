@@ -144,6 +144,17 @@ int main(int argc, char **argv) {
                 s_lae.add(d, tc_logaddexp(a, b), m + l, std::max(fabs(m), l));
             };
             sweep(-100.0f, 100.0f, stride * 4, lae);
+            /* the same two steps as logcumsumexp's pair (TENSORC_SCAN_LSE) walks
+             * them, in ulps of the same size: where a is 0 and b far below,
+             * the value is b's term alone (logcumsumexp of [0, -34] is
+             * 1.7e-15; a sum s with the max's own 1 in it rounded it to 0) */
+            auto lsep = [&](float d) {
+                const float b = a + d;
+                const double m = std::max((double)a, (double)b), lo = std::min((double)a, (double)b);
+                const double l = log1p(exp(lo - m));
+                s_lse.add(d, tc_lse_value(tc_lse_add(tc_lse_add(tc_ms_init(), a), b)), m + l, std::max(fabs(m), l));
+            };
+            sweep(-100.0f, 100.0f, stride * 4, lsep);
         }
         const float sp_ab[] = {0.0f, -0.0f, 1.0f, INFINITY, -INFINITY, NAN, -1e30f, 1e30f};
         for (float a : sp_ab)
@@ -183,7 +194,7 @@ int main(int argc, char **argv) {
                     lse = m + log(exp(lse - m) + exp((double)x - m));
                     c = tc_lse_add(c, x);
                     chain = t == 0 ? x : tc_logaddexp(chain, x);
-                    const double big = std::max(fabs((double)c.m), log((double)c.s));
+                    const double big = std::max(fabs((double)c.m), log1p((double)c.s)); /* s: the terms but the max's */
                     s_lse.add(x, tc_lse_value(c), lse, big);
                     s_lsec.add(x, chain, lse, big);
                     const float a = (float)(-lse + 2 * rnd()); /* |a + value| <= 2: its rounding is an ulp */

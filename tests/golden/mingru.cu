@@ -26,15 +26,18 @@ __device__ __forceinline__ float tc_logaddexp(float a, float b) {
     return r != r ? a + b : r;
 }
 /* logcumsumexp's carry in a lane walk (scan.c, TENSORC_SCAN_LSE): the pair
- * of helpers.cuh's online softmax, m the running max and s the sum of
- * exp(x - m), started at (-inf, 0) and stepped by tc_online_add: one exp
- * a step, no log (tc_logaddexp takes an exp and a log1p series).  s is 1
- * or more once m is finite or +inf (the max's own term), 0 while m is
- * -inf; a NaN makes m NaN for good, and a step whose x - m is NaN (the
- * same infinity again) leaves s.  Its value is m + log(s): -inf from
- * (-inf, 0), +inf and NaN from m.  m is an input, exact, and s's error is
- * relative, where the chained logaddexp rounds its value (|c| large: an
- * ulp of |c| a step). */
+ * of helpers.cuh's online softmax, m the running max, but s the sum of
+ * exp(x - m) over every term but the max's own 1 (tc_online_add's s - 1),
+ * started at (-inf, 0) and stepped by tc_online_add's rule: one exp a step,
+ * no log (tc_logaddexp takes an exp and a log1p series).  Its value is
+ * m + log1p(s): without the max's 1 in s, the terms far below the max
+ * still count where the value is near 0 (logcumsumexp of [0, -34] is
+ * 1.7e-15, which m + log(1 + 1.7e-15) rounds to 0: tests/gpu/fastmath.py
+ * found it), so the value's error is relative, as the chained logaddexp's.
+ * -inf from (-inf, 0), +inf and NaN from m; a NaN makes m NaN for good,
+ * and a step whose x - m is NaN (the same infinity again) leaves s.  m is
+ * an input, exact, and s's error is relative, where the chained logaddexp
+ * rounds its value (|c| large: an ulp of |c| a step). */
 __device__ __forceinline__ tc_ms tc_lse_add(tc_ms a, float x) {
     const float d = x - a.m;
     const bool up = d > 0.0f;
@@ -43,14 +46,25 @@ __device__ __forceinline__ tc_ms tc_lse_add(tc_ms a, float x) {
 #else
     const float t = expf(-fabsf(d));
 #endif
-    return tc_ms{up ? x : d == d ? a.m : a.m + x, up ? fmaf(a.s, t, 1.0f) : d == d ? a.s + t : a.s};
+    /* up: (s + 1) t, the old max's 1 rescaled into the others */
+    return tc_ms{up ? x : d == d ? a.m : a.m + x, up ? fmaf(a.s, t, t) : d == d ? a.s + t : a.s};
 }
-__device__ __forceinline__ float tc_lse_value(tc_ms c) { return c.m + tc_logf_n(c.s); }
-/* exp(a + value) without the log: exp(a + m) s.  The same special values:
- * (-inf, 0) gives exp(a - inf) 0, so 0 (NaN for a = +inf, as a + -inf);
- * m = +inf gives inf s = inf (NaN for a = -inf); a NaN, NaN.  Where
- * exp(a + m) overflows, so does the value's (log s >= 0). */
-__device__ __forceinline__ float tc_lse_exp(tc_ms c, float a) { return expf(a + c.m) * c.s; }
+/* s >= 0: the series up to 1, above it lg2(1 + s) ln 2, at least ln 2
+ * (1 + s rounds by 2^-24 of it) */
+__device__ __forceinline__ float tc_lse_value(tc_ms c) {
+#if TC_FAST_MATH
+    const float l = tc_lg2n(1.0f + c.s) * 0.69314718055994531f;
+    return c.m + (c.s <= 1.0f ? tc_log1p_mid(c.s) : l);
+#else
+    return c.m + log1pf(c.s);
+#endif
+}
+/* exp(a + value) without the log: exp(a + m) (1 + s), not an fma of s (inf
+ * times s = 0 would be NaN).  The same special values: (-inf, 0) gives
+ * exp(a - inf) 1, so 0 (NaN for a = +inf, as a + -inf); m = +inf gives
+ * inf (NaN for a = -inf); a NaN, NaN.  Where exp(a + m) overflows, so does
+ * the value's (log1p s >= 0). */
+__device__ __forceinline__ float tc_lse_exp(tc_ms c, float a) { return expf(a + c.m) * (1.0f + c.s); }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
 /* Scans (src/codegen/scan.c): the block's inclusive scan of v in thread
  * order (warp shuffles, then the warps' totals in shared memory), and in
