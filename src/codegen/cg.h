@@ -259,6 +259,8 @@ const char *cg_logform(cg *g, const lnode *n, const tc_dim *const *idx);
 /* exp(v + y) or exp(y) of a logcumsumexp y carried as its pair (logform.c):
  * the expression, no log, else NULL */
 const char *cg_expform(cg *g, const lnode *n, const tc_dim *const *idx);
+/* whether a reader may take such a y's value, not only its exp (logform.c) */
+bool cg_lse_value_read(const cg *g, const lnode *n);
 /* n at idx is already in the element-level name (scan.c's hoisted values) */
 void cg_known(cg *g, const lnode *n, const tc_dim *const *idx, const char *name);
 const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to);

@@ -16,6 +16,11 @@
  * (relu(h) + 0.5: normal_pos) takes lg2.approx.ftz, which needs no
  * rescaling for subnormal inputs (tc_logf_n, tc_log_lf_n: 3 instructions
  * fewer, the same bits).
+ *
+ * And the other way round: exp of a logcumsumexp carried as its pair
+ * (cg_expform, no log at all), and whether any reader takes the pair's
+ * value instead (cg_lse_value_read: then its step keeps far-below terms
+ * precise, scan.cuh's tc_lse_add).
  */
 #include "codegen/cg.h"
 
@@ -151,4 +156,62 @@ const char *cg_expform(cg *g, const lnode *n, const tc_dim *const *idx)
         return arena_printf(g->a, x->op == OP_sub ? "tc_lse_exp(%s, -(%s))" : "tc_lse_exp(%s, %s)", c, vs);
     }
     return NULL;
+}
+
+/* Whether an LSE carry's value may be read (tc_lse_value; scan.c), which then
+ * takes tc_lse_add's compensated exp (scan.cuh: a term far below the max
+ * keeps its precision where the value is near 0); false only where every
+ * reader in the kernel is an f32 exp of it, or of it plus or minus another
+ * value (logform.c's cg_expform: exp(v + m) (1 + s), against the max's own
+ * 1), none of them stored.  Conservative: a pair's first walk stores its
+ * value at the checkpoints. */
+static bool exp32(const lnode *u)
+{
+    return u->kind == LK_POINTWISE && u->op == OP_exp && u->dtype == TC_F32 && u->opdt == TC_F32;
+}
+
+static bool stored(const fkernel *k, const lnode *n)
+{
+    for (int i = 0; i < k->nstores; i++)
+        if (k->stores[i] == n)
+            return true;
+    return false;
+}
+
+/* every reader of n among the kernel's nodes passes ok(reader, n) */
+static bool readers_ok(const fkernel *k, const lnode *n, bool (*ok)(const fkernel *, const lnode *, const lnode *))
+{
+    lnode *const *arr[3] = {k->inl, k->stores, k->reds};
+    int cnt[3] = {k->ninl, k->nstores, k->nreds};
+    for (int a = 0; a < 3; a++)
+        for (int i = 0; i < cnt[a]; i++)
+            for (int j = 0; j < arr[a][i]->nin; j++)
+                if (arr[a][i]->in[j].src == n && !ok(k, arr[a][i], n))
+                    return false;
+    return true;
+}
+
+static bool exp_of(const fkernel *k, const lnode *u, const lnode *n)
+{
+    (void)k, (void)n;
+    return exp32(u);
+}
+
+static bool exp_reader(const fkernel *k, const lnode *u, const lnode *n)
+{
+    if (exp32(u))
+        return true;
+    if (u->kind != LK_POINTWISE || u->dtype != TC_F32 || u->opdt != TC_F32 || u->nin != 2 ||
+        u->in[0].src == u->in[1].src || stored(k, u))
+        return false;
+    if (u->op != OP_add && !(u->op == OP_sub && u->in[0].src == n))
+        return false;
+    return readers_ok(k, u, exp_of);
+}
+
+bool cg_lse_value_read(const cg *g, const lnode *n)
+{
+    if (g->ks->ckpt && !g->ck.cpre)
+        return true;
+    return stored(g->k, n) || !readers_ok(g->k, n, exp_reader);
 }

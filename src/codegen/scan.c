@@ -139,7 +139,7 @@ static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
             const tc_dim *ci[TC_MAX_RANK];
             lir_compose(g->l, &n->in[0], id, n->rank, ci);
             const char *x = cg_convert(g, cg_value(g, n->in[0].src, ci), n->in[0].src->dtype, cdt);
-            cg_line(g, T_ELEM, n, "%s = tc_lse_add(%s, %s);", c, c, x);
+            cg_line(g, T_ELEM, n, "%s = tc_lse_add<%s>(%s, %s);", c, cg_lse_value_read(g, n) ? "true" : "false", c, x);
             g->lse[n->id] = c;
             g->acc[n->id] = arena_printf(g->a, "tc_lse_value(%s)", c);
             continue;

@@ -513,5 +513,16 @@ if emit tests/golden/extra/lang_functions.tc moments cuda && ! grep -q "powf(" "
 then ok "lang_functions (x - mu) ** 2: a product, no powf; the wide rows kernel kept"
 else bad "lang_functions: (x - mu) ** 2 not a product, or the wide kernel lost"; fi
 
+# An f32 logcumsumexp carried as (max, sum) (scan.cuh): its step keeps
+# far-below terms precise only where its value is read (logform.c's
+# cg_lse_value_read): the minGRU reads it only as exp(a + s) (the cheap
+# step), scans.tc's chain subtracts a from it (the value, compensated)
+if emit $ex/mingru.tc mingru cuda && grep -q "tc_lse_add<false>(" "$tmp/out" && ! grep -q "tc_lse_add<true>(" "$tmp/out"
+then ok "mingru: the logcumsumexp read only through exp takes the cheap step"
+else bad "mingru: want tc_lse_add<false> alone" "$(grep -o 'tc_lse_add<[a-z]*>' "$tmp/out" | sort | uniq -c | tr '\n' ' ')"; fi
+if emit tests/gpu/scans.tc chain cuda && grep -q "tc_lse_add<true>(" "$tmp/out" && grep -q "tc_lse_value(" "$tmp/out"
+then ok "scans chain: the logcumsumexp whose value is read takes the compensated step"
+else bad "scans chain: want tc_lse_add<true>" "$(grep -o 'tc_lse_add<[a-z]*>' "$tmp/out" | sort | uniq -c | tr '\n' ' ')"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
