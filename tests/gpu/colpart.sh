@@ -28,19 +28,24 @@
 # Prints PASS/FAIL lines; exit 1 on any failure.
 set -u
 b=${1:-build}
-tc=$b/tensorc
+tc=$(realpath "$b/tensorc")
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { # label, then tensorc run's arguments (under the knobs in $kn)
+work=$tmp
+. "$root/tests/gpu/pjobs.sh"
+pass=0 fail=0
+# check LABEL ARGS: queued (under the knobs in $kn), run TC_GPU_JOBS at once
+# by pj_run (tests/gpu/pjobs.sh; one at a time the 16384 x 4096 checks' interpreter
+# on one core was most of the script's minutes)
+check() {
     local label=$1; shift
     # shellcheck disable=SC2086
-    if out=$(env ${kn:-} "$tc" run "$@" --device=cuda --random --check 2>&1); then
-        echo "PASS $label"
-    else
-        echo "FAIL $label: tensorc run $*"; echo "$out" | tail -5; fail=1
-    fi
+    pj_add "$label" env ${kn:-} "$tc" run "$@" --device=cuda --random --check
+}
+verdict() { # a serial check's PASS or FAIL line, counted
+    case $1 in PASS*) pass=$((pass + 1));; *) fail=$((fail + 1));; esac
+    echo "$1"
 }
 lb=$root/examples/layernorm_backward.tc
 cp=$root/tests/emu/colpart.tc
@@ -61,6 +66,7 @@ for s in B=1 B=31 B=33 B=1000; do
 done
 check "layernorm_grad f32 [N=16384,D=4096]" "$lb" --fn layernorm_grad --shape N=16384,D=4096 --seed 5
 check "rmsnorm_grad f32 [N=16384,D=4096]" "$lb" --fn rmsnorm_grad --shape N=16384,D=4096 --seed 6
+TC_GPU_VERBOSE=1 pj_run
 # the same call twice: the same bits
 for s in N=33,D=129 N=1000,D=4096 N=16384,D=4096; do
     for k in 1 2; do
@@ -69,13 +75,13 @@ for s in N=33,D=129 N=1000,D=4096 N=16384,D=4096; do
     done
     if cmp -s "$tmp/dx1.npy" "$tmp/dx2.npy" && cmp -s "$tmp/dw1.npy" "$tmp/dw2.npy" &&
         cmp -s "$tmp/db1.npy" "$tmp/db2.npy" && [ -s "$tmp/dw1.npy" ]; then
-        echo "PASS layernorm_grad [$s]: the same bits twice"
+        verdict "PASS layernorm_grad [$s]: the same bits twice"
     else
-        echo "FAIL layernorm_grad [$s]: two runs differ (or did not run)"; fail=1
+        verdict "FAIL layernorm_grad [$s]: two runs differ (or did not run)"
     fi
     rm -f "$tmp"/*.npy
 done
-[ "${TC_COLPART_KNOBS:-1}" = 0 ] && exit $fail
+[ "${TC_COLPART_KNOBS:-1}" = 0 ] && { [ "$fail" -eq 0 ]; exit; }
 # 3. the knobs
 for kn in "TENSORC_COL_ROWS=64" "TENSORC_COL_ROWS=64 TENSORC_ROWS_REGS=16" "TENSORC_COLPART_PREFETCH=1" "TENSORC_COL_ROWS=16" "TENSORC_COL_ROWS=63 TENSORC_COLPART_PREFETCH=1" \
     "TENSORC_COL_ROWS=1" "TENSORC_ROWS_REGS=16" "TENSORC_ROWS_REGS=16 TENSORC_COLPART_PREFETCH=1 TENSORC_COL_ROWS=16"; do
@@ -91,6 +97,7 @@ for kn in "TENSORC_COL_ROWS=64" "TENSORC_COL_ROWS=64 TENSORC_ROWS_REGS=16" "TENS
     check "[$kn] colpart_3d_cols2 [B=7,T=5,D=4096]" "$cp" --fn colpart_3d_cols2 --shape B=7,T=5,D=4096 --seed 14
 done
 kn=
+TC_GPU_VERBOSE=1 pj_run
 # the prefetch: the same bits as without it (the same kernel otherwise)
 # (layernorm_grad: it computes the statistics, where layernorm_bwd's random
 # saved variances would be negative, its rows NaN)
@@ -107,11 +114,11 @@ for s in N=100,D=4096 N=33,D=8192 N=16384,D=4096; do
         bits "$b" "$kb" "$s"
         if [ -s "$tmp/${a}_dx.npy" ] && cmp -s "$tmp/${a}_dx.npy" "$tmp/${b}_dx.npy" &&
             cmp -s "$tmp/${a}_dw.npy" "$tmp/${b}_dw.npy" && cmp -s "$tmp/${a}_db.npy" "$tmp/${b}_db.npy"; then
-            echo "PASS layernorm_grad [$s] $b: the same bits as $a"
+            verdict "PASS layernorm_grad [$s] $b: the same bits as $a"
         else
-            echo "FAIL layernorm_grad [$s] $b: outputs differ from $a's (or did not run)"; fail=1
+            verdict "FAIL layernorm_grad [$s] $b: outputs differ from $a's (or did not run)"
         fi
         rm -f "$tmp"/*.npy
     done
 done
-exit $fail
+[ "$fail" -eq 0 ]

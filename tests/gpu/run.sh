@@ -144,7 +144,9 @@ done
 # (2026-11-27) they starved each other (suite.py keeps every core busy, and
 # the reference interpreter of the large shapes is the CPU's): colpart and
 # vjp had not finished in 9 minutes what takes them 71 and 90 s alone.
-# TC_GPU_PARALLEL=N runs N at once.
+# TC_GPU_PARALLEL=N runs N at once.  Inside a part the checks run side by
+# side already (TC_GPU_JOBS, default 8: pjobs.sh; vjp.sh, colpart.sh and
+# scans.sh too since session 19, where vjp took 126 s one at a time).
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=${OUT:-/tmp}/gpu-suite

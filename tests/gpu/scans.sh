@@ -13,7 +13,7 @@ b=${1:-build}
 tc=$b/tensorc
 here=$(cd "$(dirname "$0")" && pwd)
 prog=$here/scans.tc
-# run ARGS: queued, then run SCANS_JOBS at a time (default 4; the GPU is
+# run ARGS: queued, then run SCANS_JOBS at a time (default TC_GPU_JOBS, else 8, as pjobs.sh; the GPU is
 # shared, each run is mostly NVRTC and the interpreter on the CPU)
 jobs=$(mktemp)
 run() {
@@ -162,7 +162,7 @@ if [ -n "${TC_SCANS_FILTER:-}" ]; then
 fi
 export tc
 export -f one
-results=$(xargs -P "${SCANS_JOBS:-4}" -L 1 bash -c 'one "$@"' _ < "$jobs")
+results=$(xargs -P "${SCANS_JOBS:-${TC_GPU_JOBS:-8}}" -L 1 bash -c 'one "$@"' _ < "$jobs")
 echo "$results"
 rm -rf "$tmp" "$tmp64" "$jobs"
 fail=0
