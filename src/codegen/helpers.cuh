@@ -1,10 +1,12 @@
 typedef unsigned long long tc_u64;
-/* rows kernels: a register cap for occupancy (__maxnreg__ is CUDA 12.4+) */
+/* rows kernels: a register cap for occupancy (__maxnreg__ is CUDA 12.4+;
+ * TENSORC_ROWS_MAXREG gives TC_MAXNREG another cap, codegen/kernel.c) */
 #if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1204
-#define TC_ROWS_BOUNDS __maxnreg__(40)
+#define TC_MAXNREG(n) __maxnreg__(n)
 #else
-#define TC_ROWS_BOUNDS __launch_bounds__(1024)
+#define TC_MAXNREG(n) __launch_bounds__(1024)
 #endif
+#define TC_ROWS_BOUNDS TC_MAXNREG(40)
 
 /* 16-bit floats are stored as their bits; math is done in f32 */
 __device__ __forceinline__ float tc_h2f(unsigned short h) {

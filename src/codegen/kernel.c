@@ -267,8 +267,7 @@ void cg_kernel(cg *g, tc_buf *out)
     else if (ks->kind == SCH_ROWS && ks->wide) /* 32 registers of row: 64, two blocks of 512 a SM */
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(512, 2) %s(", g->kname);
     else if (ks->kind == SCH_ROWS && g->f->knobs.rows_maxreg > 0) /* TENSORC_ROWS_MAXREG (A/B) */
-        buf_printf(out, "extern \"C\" __global__ void\n#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1204\n__maxnreg__(%d)\n#else\n"
-                        "__launch_bounds__(1024)\n#endif\n%s(", g->f->knobs.rows_maxreg, g->kname);
+        buf_printf(out, "extern \"C\" __global__ void TC_MAXNREG(%d) %s(", g->f->knobs.rows_maxreg, g->kname);
     else if (ks->kind == SCH_ROWS)
         buf_printf(out, "extern \"C\" __global__ void TC_ROWS_BOUNDS %s(", g->kname);
     else if (mb > 0) /* TENSORC_COL_OCC, _PW_OCC, _SCAN_MINBLOCKS: register caps (A/Bs) */

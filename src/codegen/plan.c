@@ -634,7 +634,8 @@ void plan_print(tc_buf *b, const tc_plan *p, const gfn *g)
             else if (st->pipe)
                 buf_printf(b, "    in a cluster: at most the resident clusters, each taking rows in turn, the "
                               "next row's slice prefetched into %d bytes a thread of dynamic shared memory "
-                              "(TENSORC_ROWS_PIPE)\n", st->pipe);
+                              "(TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)\n",
+                       st->pipe);
             if (st->fe_n)
                 buf_printf(b, "    foreach: one launch over any number of groups, %lld elements a "
                               "block; up to %d groups in the kernel parameter, more through device "

@@ -83,15 +83,17 @@ static void pipe_copies(cg *g, cg_w *w, int items, int vec, const char *stage)
     cg_wl(w, "tc_cp_commit();");
 }
 
-/* Resident (ks->resident): two stages of npl * items slots, tc_stg the
+/* Resident (ks->resident): two stages of stage_slots slots, tc_stg the
  * first slot of this row's; the next row's copies go to the other stage,
  * and every pass reads this row from its slots (load.c), not registers.
  * The stage flips where the row was prefetched. */
+static int stage_slots(const cg *g, int items) { return g->v.npl * items; }
+
 static const char *pipe_stage(cg *g, bool next, int items)
 {
     if (!g->ks->resident)
         return "";
-    return next ? arena_printf(g->a, "(%d - tc_stg) + ", g->v.npl * items) : "tc_stg + ";
+    return next ? arena_printf(g->a, "(%d - tc_stg) + ", stage_slots(g, items)) : "tc_stg + ";
 }
 
 /* before the first pass: this row's slice in the slots */
@@ -105,7 +107,7 @@ static void pipe_enter(cg *g, tc_buf *row, int ind, int items, int vec)
     if (g->ks->resident) {
         cg_wclose(&w, "} else {");
         w.ind += 4;
-        cg_wl(&w, "tc_stg = %d - tc_stg; /* the prefetch's stage */", g->v.npl * items);
+        cg_wl(&w, "tc_stg = %d - tc_stg; /* the prefetch's stage */", stage_slots(g, items));
     }
     cg_wclose(&w, "}");
     cg_wl(&w, "tc_cp_wait(); /* this thread's copies of the row have landed */");
@@ -334,7 +336,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         }
         if (pipe && p == 0) {
             pipe_prefetch(g, row, ind, items, vec);
-            g->pipe_bytes = g->v.npl * items * 16 * (ks->resident ? 2 : 1);
+            g->pipe_bytes = stage_slots(g, items) * 16 * (ks->resident ? 2 : 1);
             pipe_enter(g, out, ind, items, vec);
             buf_puts(out, buf_str(&p0));
             row = out;

@@ -88,6 +88,21 @@ static unsigned emu_ws[4];
 #ifndef EMU_PSPLIT
 #define EMU_PSPLIT 1
 #endif
+/* K(ARGS...) over 5 rows of n: split, K_w on a persistent grid of EMU_CLUSTERS
+ * clusters (the ticket in emu_ws) past 32768 and K a cluster a row up to it;
+ * else K alone (EMU_CLUSTERS clusters where a cluster shares the row) */
+#if EMU_PSPLIT
+#define EMU_ROWS_LAUNCH(K, ...)                                                                     \
+    do {                                                                                            \
+        if (n > 32768)                                                                              \
+            emu_launch(EMU_CLUSTERS * ncl, block, ncl, [&] { K##_w(__VA_ARGS__, (void *)emu_ws); }); \
+        else                                                                                        \
+            emu_launch(5 * ncl, block, ncl, [&] { K(__VA_ARGS__); });                               \
+    } while (0)
+#else
+#define EMU_ROWS_LAUNCH(K, ...) \
+    emu_launch((ncl > 1 ? EMU_CLUSTERS : 5) * ncl, block, ncl, [&] { K(__VA_ARGS__ EMU_WS); })
+#endif
 /* f32 softmax's elements a thread (the runtime's block_per): 8 for TENSORC_ROWS_REGS=8 */
 #ifndef EMU_PER
 #define EMU_PER (16 * EMU_WIDE)
@@ -134,20 +149,7 @@ int main(int argc, char **argv) {
             g[i] = f2bf(urand(0.5f, 1.5f));
         /* the pipe's row kept in its slots (TENSORC_ROWS_PIPE=2, 16-bit rows' default): a
          * persistent grid, the rows' ticket, in the second kernel past one block's row */
-#if EMU_PSPLIT
-        if (n > 32768)
-            emu_launch(EMU_CLUSTERS * ncl, block, ncl, [&] {
-                tc_red_fused_cast_mul_sum_div_add_rsqrt_0_w(x.data(), g.data(), out.data(), 5, (int)n, 1e-6f, (void *)emu_ws);
-            });
-        else
-            emu_launch(5 * ncl, block, ncl, [&] {
-                tc_red_fused_cast_mul_sum_div_add_rsqrt_0(x.data(), g.data(), out.data(), 5, (int)n, 1e-6f);
-            });
-#else
-        emu_launch((ncl > 1 ? EMU_CLUSTERS : 5) * ncl, block, ncl, [&] {
-            tc_red_fused_cast_mul_sum_div_add_rsqrt_0(x.data(), g.data(), out.data(), 5, (int)n, 1e-6f EMU_WS);
-        });
-#endif
+        EMU_ROWS_LAUNCH(tc_red_fused_cast_mul_sum_div_add_rsqrt_0, x.data(), g.data(), out.data(), 5, (int)n, 1e-6f);
         check(emu_ws[0] == 0, "ticket counter zero after the launch", n, 0, 0, emu_ws[0], 0);
         for (int r = 0; r < 5; r++) {
             double ss = 0;
@@ -169,20 +171,7 @@ int main(int argc, char **argv) {
         x[0 * n + n * 5 / 8] = f2bf(7.0f); /* unique maxima, off rank 0 of a cluster */
         x[3 * n + n * 3 / 8] = f2bf(9.0f);
         std::vector<float> mx(5, -7), se(5, -7);
-#if EMU_PSPLIT
-        if (n > 32768)
-            emu_launch(EMU_CLUSTERS * ncl, block, ncl, [&] {
-                tc_red_fused_cast_max_isinf_where_sub_exp_0_w(x.data(), mx.data(), se.data(), 5, (int)n, (void *)emu_ws);
-            });
-        else
-            emu_launch(5 * ncl, block, ncl, [&] {
-                tc_red_fused_cast_max_isinf_where_sub_exp_0(x.data(), mx.data(), se.data(), 5, (int)n);
-            });
-#else
-        emu_launch((ncl > 1 ? EMU_CLUSTERS : 5) * ncl, block, ncl, [&] {
-            tc_red_fused_cast_max_isinf_where_sub_exp_0(x.data(), mx.data(), se.data(), 5, (int)n EMU_WS);
-        });
-#endif
+        EMU_ROWS_LAUNCH(tc_red_fused_cast_max_isinf_where_sub_exp_0, x.data(), mx.data(), se.data(), 5, (int)n);
         check(emu_ws[0] == 0, "ticket counter zero after the launch", n, 0, 0, emu_ws[0], 0);
         for (int r = 0; r < 5; r++) {
             double m = -INFINITY, s = 0;

@@ -402,5 +402,5 @@ launch plan of attention_scores (32-bit indices):
   step 1: tc_red_fused_sqrt_div_max_sub_exp_sum_1<<<B*H*S, [1024, 1, 1]>>>(out_out, buf2, B, H, S, L, E)
   step 2 runs when L > 16384:
   step 2: tc_red_fused_sqrt_div_max_sub_exp_sum_1_w<<<B*H*S, [512, 1, 1]>>>(out_out, buf2, B, H, S, L, E, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
  */

@@ -877,7 +877,7 @@ launch plan of take_computed (32-bit indices):
   step 0: tc_red_fused_cast_max_sub_exp_sum_div_4<<<N, [1024, 1, 1]>>>(in_x, buf7, N, C)
   step 1 runs when C > 16384:
   step 1: tc_red_fused_cast_max_sub_exp_sum_div_4_w<<<N, [512, 1, 1]>>>(in_x, buf7, N, C, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
   step 2: tc_poi_fused_gather_copy_5<<<(N + 511)/512, [128, 1, 1]>>>(in_t, out_out, buf7, N, C)
 launch plan of onehot (32-bit indices):
   buffer in_x         param  f32[N, C]

@@ -2063,7 +2063,7 @@ launch plan of moments (32-bit indices):
   step 0: tc_red_fused_sum_div_sub_pow_0<<<N, [1024, 1, 1]>>>(in_x, out_mu, out_var, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_sum_div_sub_pow_0_w<<<N, [512, 1, 1]>>>(in_x, out_mu, out_var, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of normalize (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[D]
@@ -2073,7 +2073,7 @@ launch plan of normalize (32-bit indices):
   step 0: tc_red_fused_sum_div_sub_pow_add_rsqrt_1<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_sum_div_sub_pow_add_rsqrt_1_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of axpy (32-bit indices):
   buffer io_y         param  f32[*]
   buffer in_x         param  f32[*]
@@ -2110,7 +2110,7 @@ launch plan of prelude_calls (32-bit indices):
   step 1: tc_red_fused_sub_exp_div_max_sum_log_6<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, in_g, out_a, out_c, out_d, out_e, buf4, buf7, N, D)
   step 2 runs when D > 16384:
   step 2: tc_red_fused_sub_exp_div_max_sum_log_6_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, in_g, out_a, out_c, out_d, out_e, buf4, buf7, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of bf16_norm (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  f32[D]
@@ -2119,7 +2119,7 @@ launch plan of bf16_norm (32-bit indices):
   step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_7<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_cast_mul_sum_div_add_rsqrt_7_w<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of bump_twice (32-bit indices):
   buffer io_w         param  f32[N, D]
   buffer out_w        output f32[N, D]  (written in place into io_w)

@@ -1766,7 +1766,7 @@ launch plan of reductions (32-bit indices):
   step 2: tc_red_fused_max_2<<<A*B, [1024, 1, 1]>>>(in_x, out_mx, A, B, C)
   step 3 runs when C > 16384:
   step 3: tc_red_fused_max_2_w<<<A*B, [512, 1, 1]>>>(in_x, out_mx, A, B, C, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
   step 4: tc_red_fused_min_3<<<32*((C + 63)/64), [16, 8, 1]>>>(in_x, out_mn, B, C, A, workspace)
   step 5: tc_red_fused_prod_sum_4<<<(A*B*C + 4095)/4096, [256, 1, 1]>>>(in_x, out_p, out_all, B, C, A, workspace)
 launch plan of indices (32-bit indices):
@@ -1777,7 +1777,7 @@ launch plan of indices (32-bit indices):
   step 0: tc_red_fused_argmax_5<<<N, [1024, 1, 1]>>>(in_x, out_amax, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_argmax_5_w<<<N, [512, 1, 1]>>>(in_x, out_amax, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
   step 2: tc_red_fused_argmin_6<<<32*((D + 31)/32), [16, 8, 1]>>>(in_x, out_amin, D, N, workspace)
 launch plan of statistics (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -1789,7 +1789,7 @@ launch plan of statistics (32-bit indices):
   step 0: tc_red_fused_sum_div_sub_mul_sqrt_max_7<<<N, [1024, 1, 1]>>>(in_x, out_v, out_s, out_v0, out_l, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_sum_div_sub_mul_sqrt_max_7_w<<<N, [512, 1, 1]>>>(in_x, out_v, out_s, out_v0, out_l, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of int_reductions (32-bit indices):
   buffer in_i         param  i32[N]
   buffer in_m         param  bool[N]
@@ -1806,5 +1806,5 @@ launch plan of mean_by_hand (32-bit indices):
   step 0: tc_red_fused_sum_div_10<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_sum_div_10_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
  */

@@ -415,5 +415,5 @@ launch plan of layernorm (32-bit indices):
   step 0: tc_red_fused_sum_div_sub_mul_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D, eps)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_sum_div_sub_mul_add_rsqrt_0_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D, eps, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
  */

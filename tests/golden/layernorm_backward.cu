@@ -2461,7 +2461,7 @@ launch plan of layernorm (32-bit indices):
   step 0: tc_red_fused_sum_div_sub_mul_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D, eps)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_sum_div_sub_mul_add_rsqrt_0_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D, eps, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of layernorm_grad (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[D]
@@ -2482,7 +2482,7 @@ launch plan of rmsnorm (32-bit indices):
   step 0: tc_red_fused_mul_sum_div_add_rsqrt_3<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D, eps)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_mul_sum_div_add_rsqrt_3_w<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D, eps, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of rmsnorm_grad (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_g         param  f32[D]
@@ -2503,7 +2503,7 @@ launch plan of layernorm_fwd (32-bit indices):
   step 0: tc_red_fused_sum_div_sub_mul_add_rsqrt_6<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, out_saved_mean, out_saved_var, N, D, eps)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_sum_div_sub_mul_add_rsqrt_6_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, out_saved_mean, out_saved_var, N, D, eps, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of layernorm_bwd (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[D]
@@ -2527,7 +2527,7 @@ launch plan of rmsnorm_fwd (32-bit indices):
   step 0: tc_red_fused_mul_sum_div_add_rsqrt_9<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, out_saved_mean, N, D, eps)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_mul_sum_div_add_rsqrt_9_w<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, out_saved_mean, N, D, eps, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of rmsnorm_bwd (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_g         param  f32[D]

@@ -388,5 +388,5 @@ launch plan of masked_softmax (32-bit indices):
   step 0: tc_red_fused_where_max_sub_exp_sum_div_0<<<N, [1024, 1, 1]>>>(in_x, in_mask, out_out, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_where_max_sub_exp_sum_div_0_w<<<N, [512, 1, 1]>>>(in_x, in_mask, out_out, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
  */

@@ -652,7 +652,7 @@ launch plan of mlp_block (32-bit indices):
   step 0: tc_red_fused_mul_sum_div_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_g, buf13, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_mul_sum_div_add_rsqrt_0_w<<<N, [512, 1, 1]>>>(in_x, in_g, buf13, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
   step 2: matmul buf14 = buf13 @ in_w1.T (cuBLAS)
   step 3: matmul buf16 = buf13 @ in_w3.T (cuBLAS)
   step 4: tc_poi_fused_silu_mul_3<<<(N*H + 1023)/1024, [128, 1, 1]>>>(buf14, buf16, buf17, N, H)

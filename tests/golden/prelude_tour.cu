@@ -3526,7 +3526,7 @@ launch plan of log_softmax_rows (32-bit indices):
   step 0: tc_red_fused_max_sub_exp_sum_log_2<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_max_sub_exp_sum_log_2_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of softmin_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
@@ -3534,7 +3534,7 @@ launch plan of softmin_rows (32-bit indices):
   step 0: tc_red_fused_neg_max_sub_exp_sum_div_3<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_neg_max_sub_exp_sum_div_3_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of layernorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_w         param  f32[D]
@@ -3544,7 +3544,7 @@ launch plan of layernorm_bf16 (32-bit indices):
   step 0: tc_red_fused_cast_sum_div_sub_mul_add_4<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_cast_sum_div_sub_mul_add_4_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of rmsnorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  bf16[D]
@@ -3553,7 +3553,7 @@ launch plan of rmsnorm_bf16 (32-bit indices):
   step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_5<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D)
   step 1 runs when D > 32768:
   step 1: tc_red_fused_cast_mul_sum_div_add_rsqrt_5_w<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of l2_normalize_cols (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
@@ -3600,7 +3600,7 @@ launch plan of losses (32-bit indices):
   step 1: tc_red_fused_max_sub_exp_sum_div_log_15<<<N, [1024, 1, 1]>>>(in_x, in_p, buf20, N, D)
   step 2 runs when D > 16384:
   step 2: tc_red_fused_max_sub_exp_sum_div_log_15_w<<<N, [512, 1, 1]>>>(in_x, in_p, buf20, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
   step 3: tc_red_fused_neg_sum_div_16<<<(N + 4095)/4096, [256, 1, 1]>>>(out_ce, buf20, N, workspace)
 launch plan of class_losses (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -3614,6 +3614,6 @@ launch plan of class_losses (32-bit indices):
   step 0: tc_red_fused_max_isinf_where_sub_exp_sum_17<<<N, [1024, 1, 1]>>>(in_x, in_t, buf11, buf17, buf37, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_max_isinf_where_sub_exp_sum_17_w<<<N, [512, 1, 1]>>>(in_x, in_t, buf11, buf17, buf37, N, D, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
   step 2: tc_red_fused_lt_ge_or_where_gather_ne_18<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_t, out_ce, out_nll, buf11, buf17, buf37, D, N, workspace)
  */

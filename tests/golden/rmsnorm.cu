@@ -622,7 +622,7 @@ launch plan of rmsnorm_f32 (32-bit indices):
   step 0: tc_red_fused_mul_sum_div_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D, eps)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_mul_sum_div_add_rsqrt_0_w<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D, eps, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
 launch plan of rmsnorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  bf16[D]
@@ -631,5 +631,5 @@ launch plan of rmsnorm_bf16 (32-bit indices):
   step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_1<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D, eps)
   step 1 runs when D > 32768:
   step 1: tc_red_fused_cast_mul_sum_div_add_rsqrt_1_w<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D, eps, workspace)
-    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE; at 2 those bytes hold this row's stage and the next's)
  */
