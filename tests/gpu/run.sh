@@ -174,8 +174,13 @@ run_part() {
     local name=$1 t0=$SECONDS
     shift
     (cd "$root" && "$@") >"$work.$name.out" 2>&1
-    echo $? >"$work.$name.rc"
+    local rc=$?
+    echo $rc >"$work.$name.rc"
     echo $((SECONDS - t0)) >"$work.$name.secs"
+    # as it ends, not only at the end: a call cut by its time limit still
+    # shows which parts finished and how (their whole logs come at the end)
+    echo "-- $name ended: exit $rc after $((SECONDS - t0)) s: $(grep -c '^PASS' "$work.$name.out") PASS," \
+        "$(grep -c '^FAIL' "$work.$name.out") FAIL lines; last: $(tail -1 "$work.$name.out" | cut -c1-120)"
 }
 tc=
 if [ $nogpu -ne 0 ]; then
