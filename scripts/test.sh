@@ -153,9 +153,13 @@ suite() {
     # the Release build's (tensorc doctor names it), the memory starts empty;
     # PTX (the fake driver's compiles, and long_rows.tc's) at
     # --Ofast-compile=mid, CUBINs as tensorc asks (memo.c says why)
+    # (an absolute path: ctest runs the unit tests, the bench's and others in
+    # $dir/tests or $dir, where a relative one named no file, and tensorc
+    # fell back to the real NVRTC: those tests' compiles were never
+    # remembered, and in the ASan build they ran through ASan's allocator)
     local memo_env=()
     if [ -n "$nvrtc_real" ] && [ -e "$dir/tests/libnvrtc-memo.so" ]; then
-        memo_env=(TENSORC_NVRTC="$dir/tests/libnvrtc-memo.so" TC_NVRTC_MEMO_REAL="$nvrtc_real"
+        memo_env=(TENSORC_NVRTC="$root/$dir/tests/libnvrtc-memo.so" TC_NVRTC_MEMO_REAL="$nvrtc_real"
                   TC_NVRTC_MEMO_DIR="$nvrtc_memo" TC_NVRTC_MEMO_FAST=ptx=mid
                   TC_NVRTC_MEMO_LOG="$nvrtc_memo/compiles.log")
     fi
