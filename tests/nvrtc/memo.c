@@ -24,8 +24,9 @@
  * under another name gives the remembered log with that name replaced by
  * this one; an answer whose PTX or CUBIN holds its name (line information,
  * say) serves that name alone, and another name compiles for real.  The
- * version and architectures come from the real NVRTC, loaded on the first
- * call that needs them.
+ * version and architectures come from the real NVRTC, asked once a run
+ * ($TC_NVRTC_MEMO_DIR/facts: facts_once), so a process whose compiles all
+ * hit never loads it.
  *
  * What tensorc does with an answer (its checks of sizes and emptiness, the
  * kernel cache, the driver's loading) is unchanged: it runs on the real
@@ -53,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,6 +120,90 @@ static int load_real(void)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, load_once);
     return R.ok;
+}
+
+/* --- the real NVRTC's facts: its version and architectures ---------------- */
+
+/* Remembered in $TC_NVRTC_MEMO_DIR/facts (with TC_NVRTC_MEMO_REAL's path,
+ * size and mtime) by the first process that loads the real NVRTC, so that a
+ * process whose every compile is a hit never loads it: dlopen of the real
+ * library cost more than many hits, and in the ASan build its thread keys
+ * (pthread_setspecific) read as leaks without LSan's TLS scan, suppressed
+ * only after symbolizing their stacks (0.2 s a process).  tensorc still asks
+ * the same questions and gets the real NVRTC's answers. */
+static struct {
+    int ok, major, minor, narchs;
+    int archs[256];
+    char path[4096];
+} F;
+
+static int facts_file(char *file, size_t size, char *id, size_t idsize)
+{
+    const char *real = getenv("TC_NVRTC_MEMO_REAL"), *dir = getenv("TC_NVRTC_MEMO_DIR");
+    struct stat st;
+    if (!real || !*real || !dir || !*dir || stat(real, &st) != 0)
+        return 0;
+    snprintf(file, size, "%s/facts", dir);
+    snprintf(id, idsize, "%s %lld %lld", real, (long long)st.st_size, (long long)st.st_mtime);
+    return 1;
+}
+
+static void facts_once(void)
+{
+    char file[4200], id[4200], line[4200];
+    const int cached = facts_file(file, sizeof file, id, sizeof id);
+    FILE *f = cached ? fopen(file, "r") : NULL;
+    if (f) {
+        int ok = fgets(line, sizeof line, f) && !strcmp(line, "tc-nvrtc-memo facts 1\n") &&
+                 fgets(line, sizeof line, f) && !strncmp(line, id, strlen(id)) &&
+                 line[strlen(id)] == '\n' &&
+                 fscanf(f, "%d %d %d", &F.major, &F.minor, &F.narchs) == 3 && F.narchs >= 0 &&
+                 F.narchs <= 256;
+        for (int i = 0; ok && i < F.narchs; i++)
+            ok = fscanf(f, "%d", &F.archs[i]) == 1;
+        fclose(f);
+        if (ok) {
+            snprintf(F.path, sizeof F.path, "%s", getenv("TC_NVRTC_MEMO_REAL"));
+            F.ok = 1;
+            return;
+        }
+    }
+    if (!load_real() || R.num_archs(&F.narchs) != OK || F.narchs < 0 || F.narchs > 256 ||
+        R.archs(F.archs) != OK)
+        return;
+    F.major = R.major, F.minor = R.minor;
+    snprintf(F.path, sizeof F.path, "%s", R.path);
+    F.ok = 1;
+    if (!cached || strcmp(R.path, getenv("TC_NVRTC_MEMO_REAL")))
+        return;
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", file, (long)getpid());
+    if (!(f = fopen(tmp, "w")))
+        return;
+    fprintf(f, "tc-nvrtc-memo facts 1\n%s\n%d %d %d", id, F.major, F.minor, F.narchs);
+    for (int i = 0; i < F.narchs; i++)
+        fprintf(f, " %d", F.archs[i]);
+    fprintf(f, "\n");
+    if (fclose(f) != 0 || rename(tmp, file) != 0)
+        unlink(tmp);
+}
+static int facts(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, facts_once);
+    return F.ok;
+}
+/* the real NVRTC for a compile: the one whose facts the keys hold */
+static int load_real_same(void)
+{
+    if (!load_real())
+        return 0;
+    if (strcmp(R.path, F.path) || R.major != F.major || R.minor != F.minor) {
+        fprintf(stderr, "tc-nvrtc-memo: %s %d.%d is not the NVRTC of %s/facts (%s %d.%d)\n", R.path,
+                R.major, R.minor, getenv("TC_NVRTC_MEMO_DIR"), F.path, F.major, F.minor);
+        abort();
+    }
+    return 1;
 }
 
 /* --- the program: its input, and the answer once compiled ----------------- */
@@ -386,7 +472,7 @@ nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int nopts, const char *const 
     struct memo_prog *p = prog;
     if (!p || nopts < 0 || (nopts && !opts))
         return E_INPUT;
-    if (!load_real()) /* the version and path are part of the key */
+    if (!facts()) /* the version and path are part of the key */
         return E_PROGRAM;
     free(p->key.p), free(p->log.p), free(p->ptx.p), free(p->cubin.p);
     p->key = p->log = p->ptx = p->cubin = (struct buf){0};
@@ -401,9 +487,9 @@ nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int nopts, const char *const 
         all[nopts] = fast;
     const int nall = nopts + (fast != NULL);
     char ver[64];
-    snprintf(ver, sizeof ver, "%d.%d", R.major, R.minor);
+    snprintf(ver, sizeof ver, "%d.%d", F.major, F.minor);
     put_str(&p->key, ver);
-    put_str(&p->key, R.path);
+    put_str(&p->key, F.path);
     put_u64(&p->key, (uint64_t)nall);
     for (int i = 0; i < nall; i++)
         put_str(&p->key, all[i]);
@@ -423,7 +509,7 @@ nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int nopts, const char *const 
         return p->result;
     }
     real_prog rp = NULL;
-    nvrtcResult r = R.create(&rp, p->src, p->name, 0, NULL, NULL);
+    nvrtcResult r = load_real_same() ? R.create(&rp, p->src, p->name, 0, NULL, NULL) : E_PROGRAM;
     if (r != OK) {
         if (lock >= 0)
             close(lock);
@@ -488,21 +574,30 @@ nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin) { return give(prog, &p
 
 nvrtcResult nvrtcVersion(int *major, int *minor)
 {
-    if (!load_real())
+    if (!major || !minor)
+        return E_INPUT;
+    if (!facts())
         return E_PROGRAM;
-    return R.version(major, minor);
+    *major = F.major, *minor = F.minor;
+    return OK;
 }
 nvrtcResult nvrtcGetNumSupportedArchs(int *n)
 {
-    if (!load_real())
+    if (!n)
+        return E_INPUT;
+    if (!facts())
         return E_PROGRAM;
-    return R.num_archs(n);
+    *n = F.narchs;
+    return OK;
 }
 nvrtcResult nvrtcGetSupportedArchs(int *archs)
 {
-    if (!load_real())
+    if (!archs)
+        return E_INPUT;
+    if (!facts())
         return E_PROGRAM;
-    return R.archs(archs);
+    memcpy(archs, F.archs, (size_t)F.narchs * sizeof *archs);
+    return OK;
 }
 const char *nvrtcGetErrorString(nvrtcResult r)
 {
