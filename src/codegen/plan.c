@@ -425,6 +425,24 @@ static void finish_plan(const sfn *s, cg_bufs *b, tc_arena *a)
     tc_plan *p = b->plan;
     const lfn *l = s->f->l;
     tc_dimctx *c = l->dims;
+    /* A value several outputs return (`return y, y`; a vjp's forward that
+     * saves the matmul it also returns): a kernel stores it to each, but an
+     * extern step (cuBLAS, the generated matmul or attention kernel) writes
+     * its first buffer alone (an output's: outputs come first in writes), so
+     * copies fill the rest once every step has run.  Before the inout
+     * copies, which may read one of them. */
+    for (int i = 0; i < l->nnodes; i++) {
+        const int *w = b->writes[i], kid = s->f->kernel_of[i];
+        if (!w || w[0] < 0 || w[1] < 0 || kid < 0 || s->f->k[kid]->kind != KK_EXTERN)
+            continue;
+        for (int j = 1; w[j] >= 0; j++) {
+            pstep *st = cg_plan_step(p, a);
+            st->kind = PSTEP_COPY;
+            st->src = w[0];
+            st->dst = w[j];
+            st->copy_bytes = dim_mul(c, p->bufs[w[j]].numel, dim_const(c, dtype_size(p->bufs[w[j]].dtype)));
+        }
+    }
     for (int i = 0; i < p->nbufs; i++) {
         pbuf *pb = &p->bufs[i];
         if (pb->kind != PBUF_OUTPUT || pb->alias >= 0)

@@ -16,6 +16,10 @@
  *                alias = the PARAM buffer id of its parameter and needs no
  *                memory of its own; otherwise alias is -1 and, for an inout
  *                output, a final PSTEP_COPY writes it back to the param.
+ *                A value several outputs return is stored to each by a
+ *                kernel; an extern step (cuBLAS, the generated matmul or
+ *                attention kernel) writes the first, and final
+ *                PSTEP_COPYs the others.
  *   PBUF_TEMP    an intermediate between kernels, contiguous, allocated by
  *                the runtime; live from step `first` to step `last`
  *                (inclusive), so temps whose lives do not overlap may share

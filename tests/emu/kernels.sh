@@ -31,7 +31,8 @@
 # the attention set's cases.  attnknobs also runs TENSORC_ATTN_SPLIT (4, 8,
 # 16 warps each on its own keys; quick: each setting one of its 5 cases).
 # plans: a function of
-# every other kind through the same driver (emu.py).  Prints a
+# every other kind through the same driver (emu.py), and tests/gpu/
+# outputs_twice.tc (a value an extern step computes, returned twice).  Prints a
 # line a case and "N passed, M failed" last; exit 1 on a failure, 77 (skip)
 # without python3 or a C++17 compiler.  What the emulator cannot check:
 # tests/emu/README.md.
@@ -553,6 +554,11 @@ if [ "$what" = plans ] || [ "$what" = all ]; then
     one -- examples/layernorm_backward.tc layernorm_grad "N=5,D=100" -
     one -- examples/gated_mlp.tc gated_mlp "M=3,K=1000,N=130" -
     one -- examples/mlp_block.tc mlp_block "N=3,D=64,H=256" -
+    # a value two outputs return, computed by an extern step (the plan's copies)
+    one -- tests/gpu/outputs_twice.tc mm_twice "M=3,K=100,N=13;M=17,K=1100,N=77" f16
+    one -- tests/gpu/outputs_twice.tc mm_twice_silu "M=1,K=37,N=13;M=17,K=100,N=77" bf16
+    one -- tests/gpu/outputs_twice.tc rms_mm_fwd "M=3,K=100,N=13;M=17,K=1100,N=77" f32
+    one -- tests/gpu/outputs_twice.tc attn_twice "B=1,KVH=2,G=3,L=129;B=2,KVH=1,G=8,L=1" f16
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -250,6 +250,18 @@ for dt in f16 bf16; do
 done
 echo "$k+generated examples/skinny_matmul.tc --fn matmul_ta --shape M=3,K=4100,N=13 --dtype T=f32" >>"$jobs"
 
+# a value two outputs return, computed by cuBLAS, the generated matmul or
+# the attention kernel (the plan copies it: tests/gpu/outputs_twice.tc)
+ot=tests/gpu/outputs_twice.tc
+for dt in f16 bf16 f32; do
+    for M in 1 17; do
+        echo "- $ot --fn mm_twice --shape M=$M,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+        echo "- $ot --fn mm_twice_silu --shape M=$M,K=37,N=13 --dtype T=$dt" >>"$jobs"
+        echo "- $ot --fn rms_mm_fwd --shape M=$M,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+    done
+    echo "- $ot --fn attn_twice --shape B=2,KVH=2,G=8,L=129 --dtype T=$dt" >>"$jobs"
+done
+
 # TC_MATMUL_KNOBS=1: the streaming variants too (TENSORC_MATMUL_STAGES, _BK,
 # _RESIDENT, _FENCE=0 and 2, _NORM=off, _ORDER=1, _STREAM, README's knob table), each setting over a quick set: the
 # row-scale, pair and adapter rules and plain layouts at M = 1, 3, 17 (K, N
@@ -289,7 +301,7 @@ fi
 # that one GPU call still reaches every function, dtype and rule (the whole
 # list took over 5 minutes on an H200 with 14 jobs at once)
 if [ "${TC_MATMUL_SAMPLE:-1}" -gt 1 ]; then
-    awk -v n="$TC_MATMUL_SAMPLE" '/^knobs:|examples\/(gated_mlp|lora|rmsnorm_matmul|mlp_block|attention_scores)|K=1096|K=2056|K=4096,N=520/ ||
+    awk -v n="$TC_MATMUL_SAMPLE" '/^knobs:|outputs_twice|examples\/(gated_mlp|lora|rmsnorm_matmul|mlp_block|attention_scores)|K=1096|K=2056|K=4096,N=520/ ||
         (NR - 1) % n == 0' \
         "$jobs" >"$jobs.f"
     mv "$jobs.f" "$jobs"

@@ -1243,6 +1243,11 @@ class Gen:
         outs = [("out", v, odt, "%s[%s, N]" % (odt, mrow))]
         if r.random() < 0.3:
             outs.append(("r1", "y", dt, "%s[%s, N]" % (dt, mrow)))
+            # and sometimes y twice: the product's step writes one buffer,
+            # the plan copies it to the other (drawn apart, self.side: the
+            # main stream stays what it was)
+            if self.side.random() < 0.3:
+                outs.append(("r2", "y", dt, "%s[%s, N]" % (dt, mrow)))
         src, outs = self.ret(params, lines, outs)
         return self.simple(src, ref, inputs, outs, dims, lowp=dt != "f32")
 
