@@ -47,8 +47,13 @@
 # once), each into ${OUT:-/tmp}/gpu-suite.NAME.out with its wall time, all
 # logged to ${OUT:-/tmp}/gpu-run.log in order at the end (the suite's per-job log is ${OUT:-/tmp}/gpu-suite/suite.log), and prints "N passed, M failed" last
 # (the sum of each part's own last line).  Needs python3 (standard library
-# only) and nothing from the network.  TC_GPU_QUICK=1 runs a smaller suite
-# (a minute or two); TC_GPU_API_SMALL=1 skips tc-gpu-api's 2^30- and 2^31-element runs
+# only) and nothing from the network.  TC_GPU_QUICK=1 runs a smaller suite,
+# still longer than one call: its parts took, on one H200 (sessions 19-20,
+# seconds): suite 126, matmul 235, scans 178 (4 jobs), fastmath 24, vjp 49,
+# gather 88, adamw 12, colpart past 110, launch shapes ~250 and attention
+# ~300-490 (three parts at once), long_rows past 525 (part 1 alone 417):
+# about 2000 in all, past a session's device time; plan the calls by part.
+# TC_GPU_API_SMALL=1 skips tc-gpu-api's 2^30- and 2^31-element runs
 # (~18 GB of GPU memory).  TC_GPU_PARTS="bins colpart vjp" runs only those
 # (bins: the four test binaries; the parts: suite matmul scans fastmath vjp
 # colpart gather shapes attention long_rows adamw), so that a suite longer than
