@@ -75,7 +75,13 @@
 # compile's CPU seconds.
 # ctest -j2 starts the costliest tests first (their COST: tests/CMakeLists.txt,
 # bench_selftest's in CMakeLists.txt).
-# Prints each build's wall time and the total.  1418 s, all passed, for a
+# The sanitizer, TSan and fuzz builds are configured and built one after
+# another in the background from the start, while the Release build and
+# its ctest run (the builds' configure steps, links and one-core stretches
+# were about a quarter of their 225 s of wall time, each on its own with a
+# core idle); each suite's ctest waits for its build.  Prints each build's
+# time (a background one's overlaps the tests), each ctest's, the total and
+# the CPU of everything run.  Earlier figures: 1418 s, all passed, for a
 # fresh clone of 95cea45 (main after merging ci-trim5, 2026-11-28, session
 # 18; load 2-3, not idle): Release 716, asan 421, ubsan 158, tsan 18, fuzz
 # 105; 2405 u + 336 s of CPU.  2490 s, all passed, for a
@@ -131,22 +137,43 @@ cd "$root"
 bash scripts/deps.sh
 status=0
 t0=$SECONDS
-# suite DIR CTEST_ARGS -- CMAKE_ARGS...: configure, build, ctest
-suite() {
-    local dir=$1 ctest_args=$2 start=$SECONDS
-    shift 2
-    echo "== $dir: configure and build"
+# build_tree DIR CMAKE_ARGS...: configure and build DIR ($build_targets, else
+# all); "STATUS SECONDS" in DIR/test-build.rc when done (read by wait_build)
+build_tree() {
+    local dir=$1 start=$SECONDS rc=0
+    shift
     mkdir -p "$dir"
+    rm -f "$dir/test-build.rc"
     if ! quiet "$dir/test-configure.log" cmake -S . -B "$dir" "$@" ||
        ! quiet "$dir/test-build.log" cmake --build "$dir" -j2 $build_targets; then
+        rc=1
+    fi
+    echo "$rc $((SECONDS - start))" >"$dir/test-build.rc"
+}
+# wait_build DIR: wait for DIR's build (the background chain below); fails
+# if it failed
+wait_build() {
+    local rc secs start=$SECONDS
+    while [ ! -e "$1/test-build.rc" ]; do
+        if ! kill -0 "$bg" 2>/dev/null && [ ! -e "$1/test-build.rc" ]; then
+            echo "== $1: the background builds ended without building it"; return 1
+        fi
+        sleep 1
+    done
+    read -r rc secs <"$1/test-build.rc"
+    if [ "$1" = build ]; then
+        echo "== $1: configure and build: $secs s"
+    else
+        echo "== $1: configure and build: $secs s (in the background; waited $((SECONDS - start)) s for it)"
+    fi
+    return "$rc"
+}
+# suite DIR CTEST_ARGS: wait for DIR's build, ctest
+suite() {
+    local dir=$1 ctest_args=$2 start=$SECONDS
+    if ! wait_build "$dir"; then
         status=1
         return
-    fi
-    if [ "$dir" = build ]; then
-        # (doctor exits 1 without a GPU: its nvrtc line is still there)
-        nvrtc_real=$(TENSORC_CACHE_DIR="$nvrtc_memo.doctor" build/tensorc doctor 2>/dev/null |
-                     sed -n 's/^nvrtc:  *\(\/[^ ]*\) (.*/\1/p' || true)
-        rm -rf "$nvrtc_memo.doctor"
     fi
     echo "== $dir: ctest $ctest_args"
     # NVRTC's answers remembered (tests/nvrtc/memo.c): the real NVRTC is
@@ -167,9 +194,47 @@ suite() {
     if ! (cd "$dir" && env "${memo_env[@]}" ctest --output-on-failure -j2 $ctest_args); then
         status=1
     fi
-    echo "== $dir: $((SECONDS - start)) s"
+    echo "== $dir: ctest $((SECONDS - start)) s"
 }
 build_targets=
+# The four other builds (ASan, UBSan, TSan, fuzz: about 150 s of two cores'
+# compiling, a quarter of it on one core, configure and links) are made one
+# after another in the background, from the start, while the Release build
+# and its ctest run: the cores stay busy through the builds' serial
+# stretches, and each suite's ctest starts on a build that is (mostly)
+# there.  Each build's log in DIR/test-build.log, as before.
+rm -f build-asan/test-build.rc build-ubsan/test-build.rc build-tsan/test-build.rc build-fuzz/test-build.rc
+(
+    # -g1: line tables and function names, all that ASan's and LSan's
+    # reports print (file:line, inlined frames too); -g's variable locations
+    # only a debugger reads, and gcc's var-tracking for them was 30 % of
+    # this build's CPU (173 -> 120 s)
+    build_tree build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g1 -O1 -fno-omit-frame-pointer" \
+        -DTC_WERROR=ON -DTC_SANITIZE=ON
+    # (RelWithDebInfo's -O2 without -g: UBSan's reports carry their own source
+    # locations; the same code, 11 % less clang time)
+    build_tree build-ubsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" -DTC_UBSAN=ON -DTC_WERROR=ON
+    # TSan: the one test, and what it loads
+    build_targets="--target test_contexts tc-fake-cuda" build_tree build-tsan -DCMAKE_C_COMPILER=clang \
+        -DCMAKE_BUILD_TYPE=Debug -DTC_TSAN=ON
+    start=$SECONDS rc=0
+    mkdir -p build-fuzz
+    quiet build-fuzz/test-build.log bash tests/fuzz/build.sh build-fuzz || rc=1
+    echo "$rc $((SECONDS - start))" >build-fuzz/test-build.rc
+) &
+bg=$!
+trap 'kill "$bg" 2>/dev/null || true' EXIT
+echo "== build: configure and build"
+build_tree build -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON
+read -r rc _ <build/test-build.rc
+# (doctor exits 1 without a GPU: its nvrtc line is still there)
+nvrtc_real=
+if [ "$rc" = 0 ]; then
+    nvrtc_real=$(TENSORC_CACHE_DIR="$root/build/test-doctor-cache" build/tensorc doctor 2>/dev/null |
+                 sed -n 's/^nvrtc:  *\(\/[^ ]*\) (.*/\1/p' || true)
+    rm -rf "$root/build/test-doctor-cache"
+fi
 # the fake driver's kernel cache (tests/fakegpu/run.sh): filled by the
 # Release build's NVRTC compiles, read by the ASan build's run
 fakegpu_cache=$root/build/test-fakegpu-cache
@@ -177,41 +242,28 @@ rm -rf "$fakegpu_cache"
 # NVRTC's memory (tests/nvrtc/memo.c), shared by every test of the Release,
 # ASan and UBSan builds: emptied here, so each distinct compile runs through
 # the real NVRTC once, in the first test to ask for it
-nvrtc_memo=$root/build/test-nvrtc-memo nvrtc_real=
+nvrtc_memo=$root/build/test-nvrtc-memo
 rm -rf "$nvrtc_memo"
 mkdir -p "$nvrtc_memo"
-TC_EMU_QUICK=1 TC_FAKEGPU_CACHE=$fakegpu_cache suite build "" -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON
+TC_EMU_QUICK=1 TC_FAKEGPU_CACHE=$fakegpu_cache suite build ""
 # the sanitizers check tensorc's code, which is the same for every arch and
 # every program's trip through NVRTC: a sample of the NVRTC compiles there
 # (tests/nvrtc/run.sh) and 10 random programs on the fake driver (suite.py)
 # LSan skips thread-local storage there: scanning NVRTC's crashed its tracer
-# (tests/lsan.supp says more).  -g1: line tables and function names, all
-# that ASan's and LSan's reports print (file:line, inlined frames too); -g's
-# variable locations only a debugger reads, and gcc's var-tracking for them
-# was 30 % of this build's CPU (173 -> 120 s)
+# (tests/lsan.supp says more).
 TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 TC_GPU_CLASSES=examples,edges,random TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 \
     TC_FAKEGPU_CACHE=$fakegpu_cache \
-    LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "-E ^(scan_emu|rows_emu|emu_.*)$" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g1 -O1 -fno-omit-frame-pointer" \
-    -DTC_WERROR=ON -DTC_SANITIZE=ON
-# (RelWithDebInfo's -O2 without -g: UBSan's reports carry their own source
-# locations; the same code, 11 % less clang time)
+    LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "-E ^(scan_emu|rows_emu|emu_.*)$"
 TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 TC_SAME_CUDA_REF=$root/build/tensorc suite build-ubsan \
-    "-E ^(nvrtc|fakegpu|adamw_example|package|scan_emu|rows_emu|emu_(online|rowpipe|attnknobs|fastmath)|bench_selftest|grad|random-grad|unit/test_fuzz)$" \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" \
-    -DTC_UBSAN=ON -DTC_WERROR=ON
-# TSan: the one test, and what it loads; ASLR off where setarch can (some
-# kernels' mmap randomisation upsets clang 14's TSan: "unexpected memory mapping")
-build_targets="--target test_contexts tc-fake-cuda"
+    "-E ^(nvrtc|fakegpu|adamw_example|package|scan_emu|rows_emu|emu_(online|rowpipe|attnknobs|fastmath)|bench_selftest|grad|random-grad|unit/test_fuzz)$"
+# TSan: ASLR off where setarch can (some kernels' mmap randomisation upsets
+# clang 14's TSan: "unexpected memory mapping")
 norand=()
 if setarch "$(uname -m)" -R true >/dev/null 2>&1; then norand=(setarch "$(uname -m)" -R); fi
 TC_TSAN_WRAP="${norand[*]}"
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 start=$SECONDS
-echo "== build-tsan: configure and build"
-mkdir -p build-tsan
-if quiet build-tsan/test-configure.log cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang \
-        -DCMAKE_BUILD_TYPE=Debug -DTC_TSAN=ON &&
-   quiet build-tsan/test-build.log cmake --build build-tsan -j2 $build_targets; then
+if wait_build build-tsan; then
     echo "== build-tsan: ctest -R unit/test_contexts"
     # shellcheck disable=SC2086
     if ! (cd build-tsan && $TC_TSAN_WRAP ctest --output-on-failure -R '^unit/test_contexts$'); then
@@ -220,17 +272,18 @@ if quiet build-tsan/test-configure.log cmake -S . -B build-tsan -DCMAKE_C_COMPIL
 else
     status=1
 fi
-echo "== build-tsan: $((SECONDS - start)) s"
+echo "== build-tsan: ctest $((SECONDS - start)) s"
 unset TSAN_OPTIONS
 start=$SECONDS
-echo "== build-fuzz: build, then the corpus and ${TC_FUZZ_SECONDS:-30} s of each harness"
-mkdir -p build-fuzz
-if quiet build-fuzz/test-build.log bash tests/fuzz/build.sh build-fuzz; then
+if wait_build build-fuzz; then
+    echo "== build-fuzz: the corpus and ${TC_FUZZ_SECONDS:-30} s of each harness"
     bash tests/fuzz/run.sh build-fuzz "${TC_FUZZ_SECONDS:-30}" || status=1
 else
     status=1
 fi
 echo "== build-fuzz: $((SECONDS - start)) s"
+wait "$bg" || true
 echo "== total: $((SECONDS - t0)) s"
+echo "== CPU of every process run (user, system): $(times | tail -1)"
 if [ $status -eq 0 ]; then echo "== all tests passed"; else echo "== FAILURES (see above)"; fi
 exit $status
