@@ -284,6 +284,8 @@ fi
 echo "== build-fuzz: $((SECONDS - start)) s"
 wait "$bg" || true
 echo "== total: $((SECONDS - t0)) s"
-echo "== CPU of every process run (user, system): $(times | tail -1)"
+# (times in this shell: in a pipe or $(...) it reports a subshell's)
+times >build/test-times.txt
+echo "== CPU of every process run (user, system): $(tail -1 build/test-times.txt)"
 if [ $status -eq 0 ]; then echo "== all tests passed"; else echo "== FAILURES (see above)"; fi
 exit $status
