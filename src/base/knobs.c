@@ -138,8 +138,8 @@ static bool is(const char *name, const char *value)
 
 void knobs_from_env(tc_knobs *k)
 {
-    /* every byte, padding too (an assignment may leave the padding after the
-     * bools as the stack had it: the knobs are compared as memory) */
+    /* the defaults first, then what the environment sets (the knobs are
+     * compared as their text, knobs_text: padding bytes never count) */
     memcpy(k, &knobs_default, sizeof *k);
     k->matmul = is("TENSORC_MATMUL", "cublas")      ? KNOB_MM_CUBLAS
                 : is("TENSORC_MATMUL", "generated") ? KNOB_MM_GENERATED
