@@ -418,6 +418,17 @@ static int add_matmul(tc_plan *p, cg_bufs *b, const lnode *m, tc_dimctx *c, tc_a
     return (int)(st - p->steps);
 }
 
+/* a step copying buffer src (its whole size) to dst */
+static void add_copy(tc_plan *p, tc_dimctx *c, tc_arena *a, int src, int dst)
+{
+    const pbuf *pb = &p->bufs[src];
+    pstep *st = cg_plan_step(p, a);
+    st->kind = PSTEP_COPY;
+    st->src = src;
+    st->dst = dst;
+    st->copy_bytes = dim_mul(c, pb->numel, dim_const(c, dtype_size(pb->dtype)));
+}
+
 /* After the kernels: matmuls were added in order by the caller; copies back
  * for inout outputs not written in place; then lives and slots. */
 static void finish_plan(const sfn *s, cg_bufs *b, tc_arena *a)
@@ -435,13 +446,8 @@ static void finish_plan(const sfn *s, cg_bufs *b, tc_arena *a)
         const int *w = b->writes[i], kid = s->f->kernel_of[i];
         if (!w || w[0] < 0 || w[1] < 0 || kid < 0 || s->f->k[kid]->kind != KK_EXTERN)
             continue;
-        for (int j = 1; w[j] >= 0; j++) {
-            pstep *st = cg_plan_step(p, a);
-            st->kind = PSTEP_COPY;
-            st->src = w[0];
-            st->dst = w[j];
-            st->copy_bytes = dim_mul(c, p->bufs[w[j]].numel, dim_const(c, dtype_size(p->bufs[w[j]].dtype)));
-        }
+        for (int j = 1; w[j] >= 0; j++)
+            add_copy(p, c, a, w[0], w[j]);
     }
     for (int i = 0; i < p->nbufs; i++) {
         pbuf *pb = &p->bufs[i];
@@ -454,11 +460,7 @@ static void finish_plan(const sfn *s, cg_bufs *b, tc_arena *a)
         for (int j = 0; j < p->nbufs; j++)
             if (p->bufs[j].kind == PBUF_PARAM && p->bufs[j].index == pi)
                 pbuf_id = j;
-        pstep *st = cg_plan_step(p, a);
-        st->kind = PSTEP_COPY;
-        st->src = i;
-        st->dst = pbuf_id;
-        st->copy_bytes = dim_mul(c, pb->numel, dim_const(c, dtype_size(pb->dtype)));
+        add_copy(p, c, a, i, pbuf_id);
     }
     /* lives */
     for (int si = 0; si < p->nsteps; si++) {
