@@ -33,8 +33,11 @@ enum { BLOCK = 256, PW_BLOCK = 128, FULL_GRID_CAP = 1024, COL_X = 16, COL_Y = 8,
  * gelu_chain 133.0 -> 129.4 us, fma4 313.7 -> 305.1, AdamW 240 tensors
  * 2069 -> 2011, small_chain 3.38 -> 2.38).  Columns: blocks of 16 x 8
  * threads, 8 vectors a step, 32 slices (same call: col_sum 78.0 -> 73.2;
- * session 12: 77.0 -> 72.2; with 32 x 8 threads COL_UNROLL 4 lost: 84.7). */
-enum { PW_UNROLL = 2, FULL_UNROLL = 1, COL_SPLIT = 32, COL_UNROLL = 8, TILE_WHOLE = 0,
+ * session 12: 77.0 -> 72.2; with 32 x 8 threads COL_UNROLL 4 lost: 84.7).
+ * Whole-tensor reductions 4 vectors a step (2026-11-28, session 21, two
+ * calls: full_sum 66.8 -> 64.5 us, 2: 65.1, 8: 64.4; grid caps of 528 to
+ * 2112 no better; 64M f32). */
+enum { PW_UNROLL = 2, FULL_UNROLL = 4, COL_SPLIT = 32, COL_UNROLL = 8, TILE_WHOLE = 0,
        LOADS_IN_FLIGHT = 8 };
 
 /* Tuning knobs for measuring launch shapes (bench/README.md): the

@@ -78,87 +78,171 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
     const idx_t len = sz_N;
     float acc28 = (float)0;
     long long acc29 = (long long)0;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 2, len);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 2, len);
-         base < len; base = len - base > step_ ? base + step_ : len) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % 1;
-        q_ /= 1;
-        const idx_t i0 = q_;
-        if (len - base >= 2 && 1 - i1 >= 2 &&
-            tc_aligned(buf19 + i0 + i1, 8) &&
-            tc_aligned(buf13 + i0 + i1, 8)) {
-            const long long t19 = in_target[i0];                        // cross_entropy.tc:6
-            const bool t20 = ((float)(t19 != -100LL)) != 0;             // <prelude>/loss.tc:23
-            const bool t21 = ((float)(t19 < 0LL)) != 0;                 // <prelude>/loss.tc:21
-            const bool t22 = ((float)(t19 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:21
-            const bool t23 = ((float)(t21 != 0.0f || t22 != 0.0f)) != 0; // <prelude>/loss.tc:21
-            const bool t24 = ((float)(t20 != 0.0f && t23 != 0.0f)) != 0; // <prelude>/loss.tc:25
-            const tc_vec<float, 2> v25 = tc_vload<float, 2>(buf19 + i0 + i1); // <prelude>/loss.tc:24
-            const float t26 = v25.v[0];                                 // <prelude>/loss.tc:24
-            const float t27 = tc_logf(t26);                             // <prelude>/loss.tc:24
-            const tc_vec<float, 2> v28 = tc_vload<float, 2>(buf13 + i0 + i1); // <prelude>/loss.tc:24
-            const float t29 = v28.v[0];                                 // <prelude>/loss.tc:24
-            const bool t30 = ((float)isinf(t29)) != 0;                  // <prelude>/loss.tc:24
-            const float t31 = (t30 != 0.0f ? 0.0f : t29);               // <prelude>/loss.tc:24
-            const float t32 = t27 + t31;                                // <prelude>/loss.tc:24
-            const long long t33 = (t23 != 0.0f ? 0LL : t19);            // <prelude>/loss.tc:22
-            const bool in34 = (unsigned long long)(long long)(t33) < (unsigned long long)(sz_V); // <prelude>/loss.tc:22
-            const long long pos35 = in34 ? (long long)(t33) : 0;        // <prelude>/loss.tc:22
-            const float t36 = in34 ? tc_bf2f(in_logits[sz_V*i0 + pos35]) : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
-            const float t37 = t32 - t36;                                // <prelude>/loss.tc:24
-            const float t38 = (t20 != 0.0f ? t37 : 0.0f);               // <prelude>/loss.tc:24
-            const float t39 = (t24 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t38); // <prelude>/loss.tc:25
-            acc28 = tc_op_sum()(acc28, t39);                            // <prelude>/loss.tc:26
-            acc29 = tc_op_sum()(acc29, (long long)t20);                 // <prelude>/loss.tc:26
-            const bool t40 = ((float)(t19 != -100LL)) != 0;             // <prelude>/loss.tc:23
-            const bool t41 = ((float)(t19 < 0LL)) != 0;                 // <prelude>/loss.tc:21
-            const bool t42 = ((float)(t19 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:21
-            const bool t43 = ((float)(t41 != 0.0f || t42 != 0.0f)) != 0; // <prelude>/loss.tc:21
-            const bool t44 = ((float)(t40 != 0.0f && t43 != 0.0f)) != 0; // <prelude>/loss.tc:25
-            const float t45 = v25.v[1];                                 // <prelude>/loss.tc:24
-            const float t46 = tc_logf(t45);                             // <prelude>/loss.tc:24
-            const float t47 = v28.v[1];                                 // <prelude>/loss.tc:24
-            const bool t48 = ((float)isinf(t47)) != 0;                  // <prelude>/loss.tc:24
-            const float t49 = (t48 != 0.0f ? 0.0f : t47);               // <prelude>/loss.tc:24
-            const float t50 = t46 + t49;                                // <prelude>/loss.tc:24
-            const long long t51 = (t43 != 0.0f ? 0LL : t19);            // <prelude>/loss.tc:22
-            const bool in52 = (unsigned long long)(long long)(t51) < (unsigned long long)(sz_V); // <prelude>/loss.tc:22
-            const long long pos53 = in52 ? (long long)(t51) : 0;        // <prelude>/loss.tc:22
-            const float t54 = in52 ? tc_bf2f(in_logits[sz_V*i0 + pos53]) : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
-            const float t55 = t50 - t54;                                // <prelude>/loss.tc:24
-            const float t56 = (t40 != 0.0f ? t55 : 0.0f);               // <prelude>/loss.tc:24
-            const float t57 = (t44 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t56); // <prelude>/loss.tc:25
-            acc28 = tc_op_sum()(acc28, t57);                            // <prelude>/loss.tc:26
-            acc29 = tc_op_sum()(acc29, (long long)t40);                 // <prelude>/loss.tc:26
-        } else {
-            for (int e = 0; e < 2 && e < len - base; ++e) {
-                const idx_t r = base + e;
-                idx_t q_ = r;
+    const idx_t ustep_ = (idx_t)blockDim.x * 2;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, len);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 2, len);
+         base0 < len; base0 = len - base0 > step_ ? base0 + step_ : len) {
+        const bool wv_ = len - base0 >= ustep_ * 1 + 2;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % 1;
+            q_ /= 1;
+            const idx_t i0 = q_;
+            vok_ = vok_ && 1 - i1 >= 2 &&
+                tc_aligned(buf19 + i0 + i1, 8) &&
+                tc_aligned(buf13 + i0 + i1, 8);
+        }
+        if (vok_) {
+            tc_vec<float, 2> v25_u[2];
+            tc_vec<float, 2> v28_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % 1;
                 q_ /= 1;
                 const idx_t i0 = q_;
-                const long long t0 = in_target[i0];                         // cross_entropy.tc:6
-                const bool t1 = ((float)(t0 != -100LL)) != 0;               // <prelude>/loss.tc:23
-                const bool t2 = ((float)(t0 < 0LL)) != 0;                   // <prelude>/loss.tc:21
-                const bool t3 = ((float)(t0 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:21
-                const bool t4 = ((float)(t2 != 0.0f || t3 != 0.0f)) != 0;   // <prelude>/loss.tc:21
-                const bool t5 = ((float)(t1 != 0.0f && t4 != 0.0f)) != 0;   // <prelude>/loss.tc:25
-                const float t6 = buf19[i0 + i1];                            // <prelude>/loss.tc:24
-                const float t7 = tc_logf(t6);                               // <prelude>/loss.tc:24
-                const float t8 = buf13[i0 + i1];                            // <prelude>/loss.tc:24
-                const bool t9 = ((float)isinf(t8)) != 0;                    // <prelude>/loss.tc:24
-                const float t10 = (t9 != 0.0f ? 0.0f : t8);                 // <prelude>/loss.tc:24
-                const float t11 = t7 + t10;                                 // <prelude>/loss.tc:24
-                const long long t12 = (t4 != 0.0f ? 0LL : t0);              // <prelude>/loss.tc:22
-                const bool in13 = (unsigned long long)(long long)(t12) < (unsigned long long)(sz_V); // <prelude>/loss.tc:22
-                const long long pos14 = in13 ? (long long)(t12) : 0;        // <prelude>/loss.tc:22
-                const float t15 = in13 ? tc_bf2f(in_logits[sz_V*i0 + pos14]) : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
-                const float t16 = t11 - t15;                                // <prelude>/loss.tc:24
-                const float t17 = (t1 != 0.0f ? t16 : 0.0f);                // <prelude>/loss.tc:24
-                const float t18 = (t5 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t17); // <prelude>/loss.tc:25
-                acc28 = tc_op_sum()(acc28, t18);                            // <prelude>/loss.tc:26
-                acc29 = tc_op_sum()(acc29, (long long)t1);                  // <prelude>/loss.tc:26
+                v25_u[u_] = tc_vload<float, 2>(buf19 + i0 + i1);
+                v28_u[u_] = tc_vload<float, 2>(buf13 + i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 1;
+                q_ /= 1;
+                const idx_t i0 = q_;
+                const tc_vec<float, 2> v25 = v25_u[u_];
+                const tc_vec<float, 2> v28 = v28_u[u_];
+                const long long t19 = in_target[i0];                        // cross_entropy.tc:6
+                const bool t20 = ((float)(t19 != -100LL)) != 0;             // <prelude>/loss.tc:23
+                const bool t21 = ((float)(t19 < 0LL)) != 0;                 // <prelude>/loss.tc:21
+                const bool t22 = ((float)(t19 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:21
+                const bool t23 = ((float)(t21 != 0.0f || t22 != 0.0f)) != 0; // <prelude>/loss.tc:21
+                const bool t24 = ((float)(t20 != 0.0f && t23 != 0.0f)) != 0; // <prelude>/loss.tc:25
+                const float t26 = v25.v[0];                                 // <prelude>/loss.tc:24
+                const float t27 = tc_logf(t26);                             // <prelude>/loss.tc:24
+                const float t29 = v28.v[0];                                 // <prelude>/loss.tc:24
+                const bool t30 = ((float)isinf(t29)) != 0;                  // <prelude>/loss.tc:24
+                const float t31 = (t30 != 0.0f ? 0.0f : t29);               // <prelude>/loss.tc:24
+                const float t32 = t27 + t31;                                // <prelude>/loss.tc:24
+                const long long t33 = (t23 != 0.0f ? 0LL : t19);            // <prelude>/loss.tc:22
+                const bool in34 = (unsigned long long)(long long)(t33) < (unsigned long long)(sz_V); // <prelude>/loss.tc:22
+                const long long pos35 = in34 ? (long long)(t33) : 0;        // <prelude>/loss.tc:22
+                const float t36 = in34 ? tc_bf2f(in_logits[sz_V*i0 + pos35]) : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
+                const float t37 = t32 - t36;                                // <prelude>/loss.tc:24
+                const float t38 = (t20 != 0.0f ? t37 : 0.0f);               // <prelude>/loss.tc:24
+                const float t39 = (t24 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t38); // <prelude>/loss.tc:25
+                acc28 = tc_op_sum()(acc28, t39);                            // <prelude>/loss.tc:26
+                acc29 = tc_op_sum()(acc29, (long long)t20);                 // <prelude>/loss.tc:26
+                const bool t40 = ((float)(t19 != -100LL)) != 0;             // <prelude>/loss.tc:23
+                const bool t41 = ((float)(t19 < 0LL)) != 0;                 // <prelude>/loss.tc:21
+                const bool t42 = ((float)(t19 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:21
+                const bool t43 = ((float)(t41 != 0.0f || t42 != 0.0f)) != 0; // <prelude>/loss.tc:21
+                const bool t44 = ((float)(t40 != 0.0f && t43 != 0.0f)) != 0; // <prelude>/loss.tc:25
+                const float t45 = v25.v[1];                                 // <prelude>/loss.tc:24
+                const float t46 = tc_logf(t45);                             // <prelude>/loss.tc:24
+                const float t47 = v28.v[1];                                 // <prelude>/loss.tc:24
+                const bool t48 = ((float)isinf(t47)) != 0;                  // <prelude>/loss.tc:24
+                const float t49 = (t48 != 0.0f ? 0.0f : t47);               // <prelude>/loss.tc:24
+                const float t50 = t46 + t49;                                // <prelude>/loss.tc:24
+                const long long t51 = (t43 != 0.0f ? 0LL : t19);            // <prelude>/loss.tc:22
+                const bool in52 = (unsigned long long)(long long)(t51) < (unsigned long long)(sz_V); // <prelude>/loss.tc:22
+                const long long pos53 = in52 ? (long long)(t51) : 0;        // <prelude>/loss.tc:22
+                const float t54 = in52 ? tc_bf2f(in_logits[sz_V*i0 + pos53]) : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
+                const float t55 = t50 - t54;                                // <prelude>/loss.tc:24
+                const float t56 = (t40 != 0.0f ? t55 : 0.0f);               // <prelude>/loss.tc:24
+                const float t57 = (t44 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t56); // <prelude>/loss.tc:25
+                acc28 = tc_op_sum()(acc28, t57);                            // <prelude>/loss.tc:26
+                acc29 = tc_op_sum()(acc29, (long long)t40);                 // <prelude>/loss.tc:26
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < len - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 1;
+                q_ /= 1;
+                const idx_t i0 = q_;
+                if (len - base >= 2 && 1 - i1 >= 2 &&
+                    tc_aligned(buf19 + i0 + i1, 8) &&
+                    tc_aligned(buf13 + i0 + i1, 8)) {
+                    const tc_vec<float, 2> v25 = tc_vload<float, 2>(buf19 + i0 + i1); // <prelude>/loss.tc:24
+                    const tc_vec<float, 2> v28 = tc_vload<float, 2>(buf13 + i0 + i1); // <prelude>/loss.tc:24
+                    const long long t19 = in_target[i0];                        // cross_entropy.tc:6
+                    const bool t20 = ((float)(t19 != -100LL)) != 0;             // <prelude>/loss.tc:23
+                    const bool t21 = ((float)(t19 < 0LL)) != 0;                 // <prelude>/loss.tc:21
+                    const bool t22 = ((float)(t19 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:21
+                    const bool t23 = ((float)(t21 != 0.0f || t22 != 0.0f)) != 0; // <prelude>/loss.tc:21
+                    const bool t24 = ((float)(t20 != 0.0f && t23 != 0.0f)) != 0; // <prelude>/loss.tc:25
+                    const float t26 = v25.v[0];                                 // <prelude>/loss.tc:24
+                    const float t27 = tc_logf(t26);                             // <prelude>/loss.tc:24
+                    const float t29 = v28.v[0];                                 // <prelude>/loss.tc:24
+                    const bool t30 = ((float)isinf(t29)) != 0;                  // <prelude>/loss.tc:24
+                    const float t31 = (t30 != 0.0f ? 0.0f : t29);               // <prelude>/loss.tc:24
+                    const float t32 = t27 + t31;                                // <prelude>/loss.tc:24
+                    const long long t33 = (t23 != 0.0f ? 0LL : t19);            // <prelude>/loss.tc:22
+                    const bool in34 = (unsigned long long)(long long)(t33) < (unsigned long long)(sz_V); // <prelude>/loss.tc:22
+                    const long long pos35 = in34 ? (long long)(t33) : 0;        // <prelude>/loss.tc:22
+                    const float t36 = in34 ? tc_bf2f(in_logits[sz_V*i0 + pos35]) : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
+                    const float t37 = t32 - t36;                                // <prelude>/loss.tc:24
+                    const float t38 = (t20 != 0.0f ? t37 : 0.0f);               // <prelude>/loss.tc:24
+                    const float t39 = (t24 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t38); // <prelude>/loss.tc:25
+                    acc28 = tc_op_sum()(acc28, t39);                            // <prelude>/loss.tc:26
+                    acc29 = tc_op_sum()(acc29, (long long)t20);                 // <prelude>/loss.tc:26
+                    const bool t40 = ((float)(t19 != -100LL)) != 0;             // <prelude>/loss.tc:23
+                    const bool t41 = ((float)(t19 < 0LL)) != 0;                 // <prelude>/loss.tc:21
+                    const bool t42 = ((float)(t19 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:21
+                    const bool t43 = ((float)(t41 != 0.0f || t42 != 0.0f)) != 0; // <prelude>/loss.tc:21
+                    const bool t44 = ((float)(t40 != 0.0f && t43 != 0.0f)) != 0; // <prelude>/loss.tc:25
+                    const float t45 = v25.v[1];                                 // <prelude>/loss.tc:24
+                    const float t46 = tc_logf(t45);                             // <prelude>/loss.tc:24
+                    const float t47 = v28.v[1];                                 // <prelude>/loss.tc:24
+                    const bool t48 = ((float)isinf(t47)) != 0;                  // <prelude>/loss.tc:24
+                    const float t49 = (t48 != 0.0f ? 0.0f : t47);               // <prelude>/loss.tc:24
+                    const float t50 = t46 + t49;                                // <prelude>/loss.tc:24
+                    const long long t51 = (t43 != 0.0f ? 0LL : t19);            // <prelude>/loss.tc:22
+                    const bool in52 = (unsigned long long)(long long)(t51) < (unsigned long long)(sz_V); // <prelude>/loss.tc:22
+                    const long long pos53 = in52 ? (long long)(t51) : 0;        // <prelude>/loss.tc:22
+                    const float t54 = in52 ? tc_bf2f(in_logits[sz_V*i0 + pos53]) : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
+                    const float t55 = t50 - t54;                                // <prelude>/loss.tc:24
+                    const float t56 = (t40 != 0.0f ? t55 : 0.0f);               // <prelude>/loss.tc:24
+                    const float t57 = (t44 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t56); // <prelude>/loss.tc:25
+                    acc28 = tc_op_sum()(acc28, t57);                            // <prelude>/loss.tc:26
+                    acc29 = tc_op_sum()(acc29, (long long)t40);                 // <prelude>/loss.tc:26
+                } else {
+                    for (int e = 0; e < 2 && e < len - base; ++e) {
+                        const idx_t r = base + e;
+                        idx_t q_ = r;
+                        const idx_t i1 = q_ % 1;
+                        q_ /= 1;
+                        const idx_t i0 = q_;
+                        const long long t0 = in_target[i0];                         // cross_entropy.tc:6
+                        const bool t1 = ((float)(t0 != -100LL)) != 0;               // <prelude>/loss.tc:23
+                        const bool t2 = ((float)(t0 < 0LL)) != 0;                   // <prelude>/loss.tc:21
+                        const bool t3 = ((float)(t0 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:21
+                        const bool t4 = ((float)(t2 != 0.0f || t3 != 0.0f)) != 0;   // <prelude>/loss.tc:21
+                        const bool t5 = ((float)(t1 != 0.0f && t4 != 0.0f)) != 0;   // <prelude>/loss.tc:25
+                        const float t6 = buf19[i0 + i1];                            // <prelude>/loss.tc:24
+                        const float t7 = tc_logf(t6);                               // <prelude>/loss.tc:24
+                        const float t8 = buf13[i0 + i1];                            // <prelude>/loss.tc:24
+                        const bool t9 = ((float)isinf(t8)) != 0;                    // <prelude>/loss.tc:24
+                        const float t10 = (t9 != 0.0f ? 0.0f : t8);                 // <prelude>/loss.tc:24
+                        const float t11 = t7 + t10;                                 // <prelude>/loss.tc:24
+                        const long long t12 = (t4 != 0.0f ? 0LL : t0);              // <prelude>/loss.tc:22
+                        const bool in13 = (unsigned long long)(long long)(t12) < (unsigned long long)(sz_V); // <prelude>/loss.tc:22
+                        const long long pos14 = in13 ? (long long)(t12) : 0;        // <prelude>/loss.tc:22
+                        const float t15 = in13 ? tc_bf2f(in_logits[sz_V*i0 + pos14]) : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
+                        const float t16 = t11 - t15;                                // <prelude>/loss.tc:24
+                        const float t17 = (t1 != 0.0f ? t16 : 0.0f);                // <prelude>/loss.tc:24
+                        const float t18 = (t5 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t17); // <prelude>/loss.tc:25
+                        acc28 = tc_op_sum()(acc28, t18);                            // <prelude>/loss.tc:26
+                        acc29 = tc_op_sum()(acc29, (long long)t1);                  // <prelude>/loss.tc:26
+                    }
+                }
             }
         }
     }

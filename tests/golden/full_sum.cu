@@ -11,27 +11,66 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_n;
     float acc1 = (float)0;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, len);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, len);
-         base < len; base = len - base > step_ ? base + step_ : len) {
-        const idx_t i0 = base;
-        if (len - base >= 4 &&
-            tc_aligned(in_x + i0, 16)) {
-            const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + i0);  // full_sum.tc:4
-            const float t2 = v1.v[0];                                   // full_sum.tc:4
-            acc1 = tc_op_sum()(acc1, t2);                               // full_sum.tc:5
-            const float t3 = v1.v[1];                                   // full_sum.tc:4
-            acc1 = tc_op_sum()(acc1, t3);                               // full_sum.tc:5
-            const float t4 = v1.v[2];                                   // full_sum.tc:4
-            acc1 = tc_op_sum()(acc1, t4);                               // full_sum.tc:5
-            const float t5 = v1.v[3];                                   // full_sum.tc:4
-            acc1 = tc_op_sum()(acc1, t5);                               // full_sum.tc:5
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 16, len);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 4 + threadIdx.x) * 4, len);
+         base0 < len; base0 = len - base0 > step_ ? base0 + step_ : len) {
+        bool vok_ = len - base0 >= ustep_ * 3 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_x + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v1_u[4];
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v1_u[u_] = tc_vload<float, 4>(in_x + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v1 = v1_u[u_];
+                const float t2 = v1.v[0];                                   // full_sum.tc:4
+                acc1 = tc_op_sum()(acc1, t2);                               // full_sum.tc:5
+                const float t3 = v1.v[1];                                   // full_sum.tc:4
+                acc1 = tc_op_sum()(acc1, t3);                               // full_sum.tc:5
+                const float t4 = v1.v[2];                                   // full_sum.tc:4
+                acc1 = tc_op_sum()(acc1, t4);                               // full_sum.tc:5
+                const float t5 = v1.v[3];                                   // full_sum.tc:4
+                acc1 = tc_op_sum()(acc1, t5);                               // full_sum.tc:5
+            }
         } else {
-            for (int e = 0; e < 4 && e < len - base; ++e) {
-                const idx_t r = base + e;
-                const idx_t i0 = r;
-                const float t0 = in_x[i0];                                  // full_sum.tc:4
-                acc1 = tc_op_sum()(acc1, t0);                               // full_sum.tc:5
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 4 && u_ * ustep_ < len - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (len - base >= 4 &&
+                    tc_aligned(in_x + i0, 16)) {
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + i0);  // full_sum.tc:4
+                    const float t2 = v1.v[0];                                   // full_sum.tc:4
+                    acc1 = tc_op_sum()(acc1, t2);                               // full_sum.tc:5
+                    const float t3 = v1.v[1];                                   // full_sum.tc:4
+                    acc1 = tc_op_sum()(acc1, t3);                               // full_sum.tc:5
+                    const float t4 = v1.v[2];                                   // full_sum.tc:4
+                    acc1 = tc_op_sum()(acc1, t4);                               // full_sum.tc:5
+                    const float t5 = v1.v[3];                                   // full_sum.tc:4
+                    acc1 = tc_op_sum()(acc1, t5);                               // full_sum.tc:5
+                } else {
+                    for (int e = 0; e < 4 && e < len - base; ++e) {
+                        const idx_t r = base + e;
+                        const idx_t i0 = r;
+                        const float t0 = in_x[i0];                                  // full_sum.tc:4
+                        acc1 = tc_op_sum()(acc1, t0);                               // full_sum.tc:5
+                    }
+                }
             }
         }
     }

@@ -629,42 +629,99 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_prod_sum_4(
     const idx_t len = sz_A*sz_B*sz_C;
     float acc7 = (float)1;
     float acc8 = (float)0;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, len);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, len);
-         base < len; base = len - base > step_ ? base + step_ : len) {
-        idx_t q_ = base;
-        const idx_t i2 = q_ % sz_C;
-        q_ /= sz_C;
-        const idx_t i1 = q_ % sz_B;
-        q_ /= sz_B;
-        const idx_t i0 = q_;
-        if (len - base >= 4 && sz_C - i2 >= 4 &&
-            tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2, 16)) {
-            const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
-            const float t2 = v1.v[0];                                   // lang_reductions.tc:4
-            acc7 = tc_op_prod()(acc7, t2);                              // lang_reductions.tc:9
-            acc8 = tc_op_sum()(acc8, t2);                               // lang_reductions.tc:9
-            const float t3 = v1.v[1];                                   // lang_reductions.tc:4
-            acc7 = tc_op_prod()(acc7, t3);                              // lang_reductions.tc:9
-            acc8 = tc_op_sum()(acc8, t3);                               // lang_reductions.tc:9
-            const float t4 = v1.v[2];                                   // lang_reductions.tc:4
-            acc7 = tc_op_prod()(acc7, t4);                              // lang_reductions.tc:9
-            acc8 = tc_op_sum()(acc8, t4);                               // lang_reductions.tc:9
-            const float t5 = v1.v[3];                                   // lang_reductions.tc:4
-            acc7 = tc_op_prod()(acc7, t5);                              // lang_reductions.tc:9
-            acc8 = tc_op_sum()(acc8, t5);                               // lang_reductions.tc:9
-        } else {
-            for (int e = 0; e < 4 && e < len - base; ++e) {
-                const idx_t r = base + e;
-                idx_t q_ = r;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 16, len);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 4 + threadIdx.x) * 4, len);
+         base0 < len; base0 = len - base0 > step_ ? base0 + step_ : len) {
+        const bool wv_ = len - base0 >= ustep_ * 3 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 4; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i2 = q_ % sz_C;
+            q_ /= sz_C;
+            const idx_t i1 = q_ % sz_B;
+            q_ /= sz_B;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_C - i2 >= 4 &&
+                tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2, 16);
+        }
+        if (vok_) {
+            tc_vec<float, 4> v1_u[4];
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) { /* the loads of every vector first */
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+                idx_t q_ = base;
                 const idx_t i2 = q_ % sz_C;
                 q_ /= sz_C;
                 const idx_t i1 = q_ % sz_B;
                 q_ /= sz_B;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
-                acc7 = tc_op_prod()(acc7, t0);                              // lang_reductions.tc:9
-                acc8 = tc_op_sum()(acc8, t0);                               // lang_reductions.tc:9
+                v1_u[u_] = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) {
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+                idx_t q_ = base;
+                const idx_t i2 = q_ % sz_C;
+                q_ /= sz_C;
+                const idx_t i1 = q_ % sz_B;
+                q_ /= sz_B;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v1 = v1_u[u_];
+                const float t2 = v1.v[0];                                   // lang_reductions.tc:4
+                acc7 = tc_op_prod()(acc7, t2);                              // lang_reductions.tc:9
+                acc8 = tc_op_sum()(acc8, t2);                               // lang_reductions.tc:9
+                const float t3 = v1.v[1];                                   // lang_reductions.tc:4
+                acc7 = tc_op_prod()(acc7, t3);                              // lang_reductions.tc:9
+                acc8 = tc_op_sum()(acc8, t3);                               // lang_reductions.tc:9
+                const float t4 = v1.v[2];                                   // lang_reductions.tc:4
+                acc7 = tc_op_prod()(acc7, t4);                              // lang_reductions.tc:9
+                acc8 = tc_op_sum()(acc8, t4);                               // lang_reductions.tc:9
+                const float t5 = v1.v[3];                                   // lang_reductions.tc:4
+                acc7 = tc_op_prod()(acc7, t5);                              // lang_reductions.tc:9
+                acc8 = tc_op_sum()(acc8, t5);                               // lang_reductions.tc:9
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 4 && u_ * ustep_ < len - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i2 = q_ % sz_C;
+                q_ /= sz_C;
+                const idx_t i1 = q_ % sz_B;
+                q_ /= sz_B;
+                const idx_t i0 = q_;
+                if (len - base >= 4 && sz_C - i2 >= 4 &&
+                    tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2, 16)) {
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
+                    const float t2 = v1.v[0];                                   // lang_reductions.tc:4
+                    acc7 = tc_op_prod()(acc7, t2);                              // lang_reductions.tc:9
+                    acc8 = tc_op_sum()(acc8, t2);                               // lang_reductions.tc:9
+                    const float t3 = v1.v[1];                                   // lang_reductions.tc:4
+                    acc7 = tc_op_prod()(acc7, t3);                              // lang_reductions.tc:9
+                    acc8 = tc_op_sum()(acc8, t3);                               // lang_reductions.tc:9
+                    const float t4 = v1.v[2];                                   // lang_reductions.tc:4
+                    acc7 = tc_op_prod()(acc7, t4);                              // lang_reductions.tc:9
+                    acc8 = tc_op_sum()(acc8, t4);                               // lang_reductions.tc:9
+                    const float t5 = v1.v[3];                                   // lang_reductions.tc:4
+                    acc7 = tc_op_prod()(acc7, t5);                              // lang_reductions.tc:9
+                    acc8 = tc_op_sum()(acc8, t5);                               // lang_reductions.tc:9
+                } else {
+                    for (int e = 0; e < 4 && e < len - base; ++e) {
+                        const idx_t r = base + e;
+                        idx_t q_ = r;
+                        const idx_t i2 = q_ % sz_C;
+                        q_ /= sz_C;
+                        const idx_t i1 = q_ % sz_B;
+                        q_ /= sz_B;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
+                        acc7 = tc_op_prod()(acc7, t0);                              // lang_reductions.tc:9
+                        acc8 = tc_op_sum()(acc8, t0);                               // lang_reductions.tc:9
+                    }
+                }
             }
         }
     }
@@ -1458,29 +1515,68 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_max_8(
     long long acc2 = (long long)0;
     float acc4 = (float)0;
     int acc7 = tc_lowest<int>();
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 2, len);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 2, len);
-         base < len; base = len - base > step_ ? base + step_ : len) {
-        const idx_t i0 = base;
-        if (len - base >= 2 &&
-            tc_aligned(in_i + i0, 8)) {
-            const tc_vec<int, 2> v1 = tc_vload<int, 2>(in_i + i0);      // lang_reductions.tc:22
-            const int t2 = v1.v[0];                                     // lang_reductions.tc:22
-            acc2 = tc_op_sum()(acc2, (long long)t2);                    // lang_reductions.tc:23
-            acc4 = tc_op_sum()(acc4, (float)t2);                        // lang_reductions.tc:23
-            acc7 = tc_op_max()(acc7, t2);                               // lang_reductions.tc:23
-            const int t3 = v1.v[1];                                     // lang_reductions.tc:22
-            acc2 = tc_op_sum()(acc2, (long long)t3);                    // lang_reductions.tc:23
-            acc4 = tc_op_sum()(acc4, (float)t3);                        // lang_reductions.tc:23
-            acc7 = tc_op_max()(acc7, t3);                               // lang_reductions.tc:23
+    const idx_t ustep_ = (idx_t)blockDim.x * 2;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, len);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 4 + threadIdx.x) * 2, len);
+         base0 < len; base0 = len - base0 > step_ ? base0 + step_ : len) {
+        bool vok_ = len - base0 >= ustep_ * 3 + 2;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_i + i0, 8);
+            }
+        }
+        if (vok_) {
+            tc_vec<int, 2> v1_u[4];
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v1_u[u_] = tc_vload<int, 2>(in_i + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<int, 2> v1 = v1_u[u_];
+                const int t2 = v1.v[0];                                     // lang_reductions.tc:22
+                acc2 = tc_op_sum()(acc2, (long long)t2);                    // lang_reductions.tc:23
+                acc4 = tc_op_sum()(acc4, (float)t2);                        // lang_reductions.tc:23
+                acc7 = tc_op_max()(acc7, t2);                               // lang_reductions.tc:23
+                const int t3 = v1.v[1];                                     // lang_reductions.tc:22
+                acc2 = tc_op_sum()(acc2, (long long)t3);                    // lang_reductions.tc:23
+                acc4 = tc_op_sum()(acc4, (float)t3);                        // lang_reductions.tc:23
+                acc7 = tc_op_max()(acc7, t3);                               // lang_reductions.tc:23
+            }
         } else {
-            for (int e = 0; e < 2 && e < len - base; ++e) {
-                const idx_t r = base + e;
-                const idx_t i0 = r;
-                const int t0 = in_i[i0];                                    // lang_reductions.tc:22
-                acc2 = tc_op_sum()(acc2, (long long)t0);                    // lang_reductions.tc:23
-                acc4 = tc_op_sum()(acc4, (float)t0);                        // lang_reductions.tc:23
-                acc7 = tc_op_max()(acc7, t0);                               // lang_reductions.tc:23
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 4 && u_ * ustep_ < len - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (len - base >= 2 &&
+                    tc_aligned(in_i + i0, 8)) {
+                    const tc_vec<int, 2> v1 = tc_vload<int, 2>(in_i + i0);      // lang_reductions.tc:22
+                    const int t2 = v1.v[0];                                     // lang_reductions.tc:22
+                    acc2 = tc_op_sum()(acc2, (long long)t2);                    // lang_reductions.tc:23
+                    acc4 = tc_op_sum()(acc4, (float)t2);                        // lang_reductions.tc:23
+                    acc7 = tc_op_max()(acc7, t2);                               // lang_reductions.tc:23
+                    const int t3 = v1.v[1];                                     // lang_reductions.tc:22
+                    acc2 = tc_op_sum()(acc2, (long long)t3);                    // lang_reductions.tc:23
+                    acc4 = tc_op_sum()(acc4, (float)t3);                        // lang_reductions.tc:23
+                    acc7 = tc_op_max()(acc7, t3);                               // lang_reductions.tc:23
+                } else {
+                    for (int e = 0; e < 2 && e < len - base; ++e) {
+                        const idx_t r = base + e;
+                        const idx_t i0 = r;
+                        const int t0 = in_i[i0];                                    // lang_reductions.tc:22
+                        acc2 = tc_op_sum()(acc2, (long long)t0);                    // lang_reductions.tc:23
+                        acc4 = tc_op_sum()(acc4, (float)t0);                        // lang_reductions.tc:23
+                        acc7 = tc_op_max()(acc7, t0);                               // lang_reductions.tc:23
+                    }
+                }
             }
         }
     }
@@ -1530,23 +1626,58 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_9(
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_N;
     long long acc3 = (long long)0;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 2, len);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 2, len);
-         base < len; base = len - base > step_ ? base + step_ : len) {
-        const idx_t i0 = base;
-        if (len - base >= 2 &&
-            tc_aligned(in_m + i0, 2)) {
-            const tc_vec<unsigned char, 2> v1 = tc_vload<unsigned char, 2>(in_m + i0); // lang_reductions.tc:22
-            const bool t2 = (v1.v[0] != 0);                             // lang_reductions.tc:22
-            acc3 = tc_op_sum()(acc3, (long long)t2);                    // lang_reductions.tc:23
-            const bool t3 = (v1.v[1] != 0);                             // lang_reductions.tc:22
-            acc3 = tc_op_sum()(acc3, (long long)t3);                    // lang_reductions.tc:23
+    const idx_t ustep_ = (idx_t)blockDim.x * 2;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, len);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 4 + threadIdx.x) * 2, len);
+         base0 < len; base0 = len - base0 > step_ ? base0 + step_ : len) {
+        bool vok_ = len - base0 >= ustep_ * 3 + 2;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_m + i0, 2);
+            }
+        }
+        if (vok_) {
+            tc_vec<unsigned char, 2> v1_u[4];
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v1_u[u_] = tc_vload<unsigned char, 2>(in_m + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<unsigned char, 2> v1 = v1_u[u_];
+                const bool t2 = (v1.v[0] != 0);                             // lang_reductions.tc:22
+                acc3 = tc_op_sum()(acc3, (long long)t2);                    // lang_reductions.tc:23
+                const bool t3 = (v1.v[1] != 0);                             // lang_reductions.tc:22
+                acc3 = tc_op_sum()(acc3, (long long)t3);                    // lang_reductions.tc:23
+            }
         } else {
-            for (int e = 0; e < 2 && e < len - base; ++e) {
-                const idx_t r = base + e;
-                const idx_t i0 = r;
-                const bool t0 = (in_m[i0] != 0);                            // lang_reductions.tc:22
-                acc3 = tc_op_sum()(acc3, (long long)t0);                    // lang_reductions.tc:23
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 4 && u_ * ustep_ < len - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (len - base >= 2 &&
+                    tc_aligned(in_m + i0, 2)) {
+                    const tc_vec<unsigned char, 2> v1 = tc_vload<unsigned char, 2>(in_m + i0); // lang_reductions.tc:22
+                    const bool t2 = (v1.v[0] != 0);                             // lang_reductions.tc:22
+                    acc3 = tc_op_sum()(acc3, (long long)t2);                    // lang_reductions.tc:23
+                    const bool t3 = (v1.v[1] != 0);                             // lang_reductions.tc:22
+                    acc3 = tc_op_sum()(acc3, (long long)t3);                    // lang_reductions.tc:23
+                } else {
+                    for (int e = 0; e < 2 && e < len - base; ++e) {
+                        const idx_t r = base + e;
+                        const idx_t i0 = r;
+                        const bool t0 = (in_m[i0] != 0);                            // lang_reductions.tc:22
+                        acc3 = tc_op_sum()(acc3, (long long)t0);                    // lang_reductions.tc:23
+                    }
+                }
             }
         }
     }

@@ -2272,100 +2272,203 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
     const idx_t len = sz_N*sz_D;
     float acc5 = (float)0;
     float acc35 = (float)0;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, len);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, len);
-         base < len; base = len - base > step_ ? base + step_ : len) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (len - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(in_y + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v13 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
-            const float t14 = v13.v[0];                                 // prelude_tour.tc:47
-            const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_y + sz_D*i0 + i1); // prelude_tour.tc:47
-            const float t16 = v15.v[0];                                 // prelude_tour.tc:47
-            const float t17 = t14 - t16;                                // <prelude>/loss.tc:6
-            const float t18 = t17 * t17;                                // <prelude>/loss.tc:7
-            acc5 = tc_op_sum()(acc5, t18);                              // <prelude>/loss.tc:7
-            const float t19 = tc_max(t14, 0.0f);                        // <prelude>/loss.tc:58
-            const float t20 = tc_sigmoid(t16);                          // prelude_tour.tc:48
-            const float t21 = t14 * t20;                                // <prelude>/loss.tc:58
-            const float t22 = t19 - t21;                                // <prelude>/loss.tc:58
-            const float t23 = fabsf(t14);                               // <prelude>/loss.tc:58
-            const float t24 = -t23;                                     // <prelude>/loss.tc:58
-            const float t25 = expf(t24);                                // <prelude>/loss.tc:58
-            const float t26 = tc_log1pf(t25);                           // <prelude>/loss.tc:58
-            const float t27 = t22 + t26;                                // <prelude>/loss.tc:58
-            acc35 = tc_op_sum()(acc35, t27);                            // <prelude>/loss.tc:58
-            const float t28 = v13.v[1];                                 // prelude_tour.tc:47
-            const float t29 = v15.v[1];                                 // prelude_tour.tc:47
-            const float t30 = t28 - t29;                                // <prelude>/loss.tc:6
-            const float t31 = t30 * t30;                                // <prelude>/loss.tc:7
-            acc5 = tc_op_sum()(acc5, t31);                              // <prelude>/loss.tc:7
-            const float t32 = tc_max(t28, 0.0f);                        // <prelude>/loss.tc:58
-            const float t33 = tc_sigmoid(t29);                          // prelude_tour.tc:48
-            const float t34 = t28 * t33;                                // <prelude>/loss.tc:58
-            const float t35 = t32 - t34;                                // <prelude>/loss.tc:58
-            const float t36 = fabsf(t28);                               // <prelude>/loss.tc:58
-            const float t37 = -t36;                                     // <prelude>/loss.tc:58
-            const float t38 = expf(t37);                                // <prelude>/loss.tc:58
-            const float t39 = tc_log1pf(t38);                           // <prelude>/loss.tc:58
-            const float t40 = t35 + t39;                                // <prelude>/loss.tc:58
-            acc35 = tc_op_sum()(acc35, t40);                            // <prelude>/loss.tc:58
-            const float t41 = v13.v[2];                                 // prelude_tour.tc:47
-            const float t42 = v15.v[2];                                 // prelude_tour.tc:47
-            const float t43 = t41 - t42;                                // <prelude>/loss.tc:6
-            const float t44 = t43 * t43;                                // <prelude>/loss.tc:7
-            acc5 = tc_op_sum()(acc5, t44);                              // <prelude>/loss.tc:7
-            const float t45 = tc_max(t41, 0.0f);                        // <prelude>/loss.tc:58
-            const float t46 = tc_sigmoid(t42);                          // prelude_tour.tc:48
-            const float t47 = t41 * t46;                                // <prelude>/loss.tc:58
-            const float t48 = t45 - t47;                                // <prelude>/loss.tc:58
-            const float t49 = fabsf(t41);                               // <prelude>/loss.tc:58
-            const float t50 = -t49;                                     // <prelude>/loss.tc:58
-            const float t51 = expf(t50);                                // <prelude>/loss.tc:58
-            const float t52 = tc_log1pf(t51);                           // <prelude>/loss.tc:58
-            const float t53 = t48 + t52;                                // <prelude>/loss.tc:58
-            acc35 = tc_op_sum()(acc35, t53);                            // <prelude>/loss.tc:58
-            const float t54 = v13.v[3];                                 // prelude_tour.tc:47
-            const float t55 = v15.v[3];                                 // prelude_tour.tc:47
-            const float t56 = t54 - t55;                                // <prelude>/loss.tc:6
-            const float t57 = t56 * t56;                                // <prelude>/loss.tc:7
-            acc5 = tc_op_sum()(acc5, t57);                              // <prelude>/loss.tc:7
-            const float t58 = tc_max(t54, 0.0f);                        // <prelude>/loss.tc:58
-            const float t59 = tc_sigmoid(t55);                          // prelude_tour.tc:48
-            const float t60 = t54 * t59;                                // <prelude>/loss.tc:58
-            const float t61 = t58 - t60;                                // <prelude>/loss.tc:58
-            const float t62 = fabsf(t54);                               // <prelude>/loss.tc:58
-            const float t63 = -t62;                                     // <prelude>/loss.tc:58
-            const float t64 = expf(t63);                                // <prelude>/loss.tc:58
-            const float t65 = tc_log1pf(t64);                           // <prelude>/loss.tc:58
-            const float t66 = t61 + t65;                                // <prelude>/loss.tc:58
-            acc35 = tc_op_sum()(acc35, t66);                            // <prelude>/loss.tc:58
-        } else {
-            for (int e = 0; e < 4 && e < len - base; ++e) {
-                const idx_t r = base + e;
-                idx_t q_ = r;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 16, len);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 4 + threadIdx.x) * 4, len);
+         base0 < len; base0 = len - base0 > step_ ? base0 + step_ : len) {
+        const bool wv_ = len - base0 >= ustep_ * 3 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 4; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i1 >= 4 &&
+                tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                tc_aligned(in_y + sz_D*i0 + i1, 16);
+        }
+        if (vok_) {
+            tc_vec<float, 4> v13_u[4];
+            tc_vec<float, 4> v15_u[4];
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) { /* the loads of every vector first */
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:47
-                const float t1 = in_y[sz_D*i0 + i1];                        // prelude_tour.tc:47
-                const float t2 = t0 - t1;                                   // <prelude>/loss.tc:6
-                const float t3 = t2 * t2;                                   // <prelude>/loss.tc:7
-                acc5 = tc_op_sum()(acc5, t3);                               // <prelude>/loss.tc:7
-                const float t4 = tc_max(t0, 0.0f);                          // <prelude>/loss.tc:58
-                const float t5 = tc_sigmoid(t1);                            // prelude_tour.tc:48
-                const float t6 = t0 * t5;                                   // <prelude>/loss.tc:58
-                const float t7 = t4 - t6;                                   // <prelude>/loss.tc:58
-                const float t8 = fabsf(t0);                                 // <prelude>/loss.tc:58
-                const float t9 = -t8;                                       // <prelude>/loss.tc:58
-                const float t10 = expf(t9);                                 // <prelude>/loss.tc:58
-                const float t11 = tc_log1pf(t10);                           // <prelude>/loss.tc:58
-                const float t12 = t7 + t11;                                 // <prelude>/loss.tc:58
-                acc35 = tc_op_sum()(acc35, t12);                            // <prelude>/loss.tc:58
+                v13_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+                v15_u[u_] = tc_vload<float, 4>(in_y + sz_D*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) {
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v13 = v13_u[u_];
+                const tc_vec<float, 4> v15 = v15_u[u_];
+                const float t14 = v13.v[0];                                 // prelude_tour.tc:47
+                const float t16 = v15.v[0];                                 // prelude_tour.tc:47
+                const float t17 = t14 - t16;                                // <prelude>/loss.tc:6
+                const float t18 = t17 * t17;                                // <prelude>/loss.tc:7
+                acc5 = tc_op_sum()(acc5, t18);                              // <prelude>/loss.tc:7
+                const float t19 = tc_max(t14, 0.0f);                        // <prelude>/loss.tc:58
+                const float t20 = tc_sigmoid(t16);                          // prelude_tour.tc:48
+                const float t21 = t14 * t20;                                // <prelude>/loss.tc:58
+                const float t22 = t19 - t21;                                // <prelude>/loss.tc:58
+                const float t23 = fabsf(t14);                               // <prelude>/loss.tc:58
+                const float t24 = -t23;                                     // <prelude>/loss.tc:58
+                const float t25 = expf(t24);                                // <prelude>/loss.tc:58
+                const float t26 = tc_log1pf(t25);                           // <prelude>/loss.tc:58
+                const float t27 = t22 + t26;                                // <prelude>/loss.tc:58
+                acc35 = tc_op_sum()(acc35, t27);                            // <prelude>/loss.tc:58
+                const float t28 = v13.v[1];                                 // prelude_tour.tc:47
+                const float t29 = v15.v[1];                                 // prelude_tour.tc:47
+                const float t30 = t28 - t29;                                // <prelude>/loss.tc:6
+                const float t31 = t30 * t30;                                // <prelude>/loss.tc:7
+                acc5 = tc_op_sum()(acc5, t31);                              // <prelude>/loss.tc:7
+                const float t32 = tc_max(t28, 0.0f);                        // <prelude>/loss.tc:58
+                const float t33 = tc_sigmoid(t29);                          // prelude_tour.tc:48
+                const float t34 = t28 * t33;                                // <prelude>/loss.tc:58
+                const float t35 = t32 - t34;                                // <prelude>/loss.tc:58
+                const float t36 = fabsf(t28);                               // <prelude>/loss.tc:58
+                const float t37 = -t36;                                     // <prelude>/loss.tc:58
+                const float t38 = expf(t37);                                // <prelude>/loss.tc:58
+                const float t39 = tc_log1pf(t38);                           // <prelude>/loss.tc:58
+                const float t40 = t35 + t39;                                // <prelude>/loss.tc:58
+                acc35 = tc_op_sum()(acc35, t40);                            // <prelude>/loss.tc:58
+                const float t41 = v13.v[2];                                 // prelude_tour.tc:47
+                const float t42 = v15.v[2];                                 // prelude_tour.tc:47
+                const float t43 = t41 - t42;                                // <prelude>/loss.tc:6
+                const float t44 = t43 * t43;                                // <prelude>/loss.tc:7
+                acc5 = tc_op_sum()(acc5, t44);                              // <prelude>/loss.tc:7
+                const float t45 = tc_max(t41, 0.0f);                        // <prelude>/loss.tc:58
+                const float t46 = tc_sigmoid(t42);                          // prelude_tour.tc:48
+                const float t47 = t41 * t46;                                // <prelude>/loss.tc:58
+                const float t48 = t45 - t47;                                // <prelude>/loss.tc:58
+                const float t49 = fabsf(t41);                               // <prelude>/loss.tc:58
+                const float t50 = -t49;                                     // <prelude>/loss.tc:58
+                const float t51 = expf(t50);                                // <prelude>/loss.tc:58
+                const float t52 = tc_log1pf(t51);                           // <prelude>/loss.tc:58
+                const float t53 = t48 + t52;                                // <prelude>/loss.tc:58
+                acc35 = tc_op_sum()(acc35, t53);                            // <prelude>/loss.tc:58
+                const float t54 = v13.v[3];                                 // prelude_tour.tc:47
+                const float t55 = v15.v[3];                                 // prelude_tour.tc:47
+                const float t56 = t54 - t55;                                // <prelude>/loss.tc:6
+                const float t57 = t56 * t56;                                // <prelude>/loss.tc:7
+                acc5 = tc_op_sum()(acc5, t57);                              // <prelude>/loss.tc:7
+                const float t58 = tc_max(t54, 0.0f);                        // <prelude>/loss.tc:58
+                const float t59 = tc_sigmoid(t55);                          // prelude_tour.tc:48
+                const float t60 = t54 * t59;                                // <prelude>/loss.tc:58
+                const float t61 = t58 - t60;                                // <prelude>/loss.tc:58
+                const float t62 = fabsf(t54);                               // <prelude>/loss.tc:58
+                const float t63 = -t62;                                     // <prelude>/loss.tc:58
+                const float t64 = expf(t63);                                // <prelude>/loss.tc:58
+                const float t65 = tc_log1pf(t64);                           // <prelude>/loss.tc:58
+                const float t66 = t61 + t65;                                // <prelude>/loss.tc:58
+                acc35 = tc_op_sum()(acc35, t66);                            // <prelude>/loss.tc:58
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 4 && u_ * ustep_ < len - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (len - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(in_y + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v13 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
+                    const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_y + sz_D*i0 + i1); // prelude_tour.tc:47
+                    const float t14 = v13.v[0];                                 // prelude_tour.tc:47
+                    const float t16 = v15.v[0];                                 // prelude_tour.tc:47
+                    const float t17 = t14 - t16;                                // <prelude>/loss.tc:6
+                    const float t18 = t17 * t17;                                // <prelude>/loss.tc:7
+                    acc5 = tc_op_sum()(acc5, t18);                              // <prelude>/loss.tc:7
+                    const float t19 = tc_max(t14, 0.0f);                        // <prelude>/loss.tc:58
+                    const float t20 = tc_sigmoid(t16);                          // prelude_tour.tc:48
+                    const float t21 = t14 * t20;                                // <prelude>/loss.tc:58
+                    const float t22 = t19 - t21;                                // <prelude>/loss.tc:58
+                    const float t23 = fabsf(t14);                               // <prelude>/loss.tc:58
+                    const float t24 = -t23;                                     // <prelude>/loss.tc:58
+                    const float t25 = expf(t24);                                // <prelude>/loss.tc:58
+                    const float t26 = tc_log1pf(t25);                           // <prelude>/loss.tc:58
+                    const float t27 = t22 + t26;                                // <prelude>/loss.tc:58
+                    acc35 = tc_op_sum()(acc35, t27);                            // <prelude>/loss.tc:58
+                    const float t28 = v13.v[1];                                 // prelude_tour.tc:47
+                    const float t29 = v15.v[1];                                 // prelude_tour.tc:47
+                    const float t30 = t28 - t29;                                // <prelude>/loss.tc:6
+                    const float t31 = t30 * t30;                                // <prelude>/loss.tc:7
+                    acc5 = tc_op_sum()(acc5, t31);                              // <prelude>/loss.tc:7
+                    const float t32 = tc_max(t28, 0.0f);                        // <prelude>/loss.tc:58
+                    const float t33 = tc_sigmoid(t29);                          // prelude_tour.tc:48
+                    const float t34 = t28 * t33;                                // <prelude>/loss.tc:58
+                    const float t35 = t32 - t34;                                // <prelude>/loss.tc:58
+                    const float t36 = fabsf(t28);                               // <prelude>/loss.tc:58
+                    const float t37 = -t36;                                     // <prelude>/loss.tc:58
+                    const float t38 = expf(t37);                                // <prelude>/loss.tc:58
+                    const float t39 = tc_log1pf(t38);                           // <prelude>/loss.tc:58
+                    const float t40 = t35 + t39;                                // <prelude>/loss.tc:58
+                    acc35 = tc_op_sum()(acc35, t40);                            // <prelude>/loss.tc:58
+                    const float t41 = v13.v[2];                                 // prelude_tour.tc:47
+                    const float t42 = v15.v[2];                                 // prelude_tour.tc:47
+                    const float t43 = t41 - t42;                                // <prelude>/loss.tc:6
+                    const float t44 = t43 * t43;                                // <prelude>/loss.tc:7
+                    acc5 = tc_op_sum()(acc5, t44);                              // <prelude>/loss.tc:7
+                    const float t45 = tc_max(t41, 0.0f);                        // <prelude>/loss.tc:58
+                    const float t46 = tc_sigmoid(t42);                          // prelude_tour.tc:48
+                    const float t47 = t41 * t46;                                // <prelude>/loss.tc:58
+                    const float t48 = t45 - t47;                                // <prelude>/loss.tc:58
+                    const float t49 = fabsf(t41);                               // <prelude>/loss.tc:58
+                    const float t50 = -t49;                                     // <prelude>/loss.tc:58
+                    const float t51 = expf(t50);                                // <prelude>/loss.tc:58
+                    const float t52 = tc_log1pf(t51);                           // <prelude>/loss.tc:58
+                    const float t53 = t48 + t52;                                // <prelude>/loss.tc:58
+                    acc35 = tc_op_sum()(acc35, t53);                            // <prelude>/loss.tc:58
+                    const float t54 = v13.v[3];                                 // prelude_tour.tc:47
+                    const float t55 = v15.v[3];                                 // prelude_tour.tc:47
+                    const float t56 = t54 - t55;                                // <prelude>/loss.tc:6
+                    const float t57 = t56 * t56;                                // <prelude>/loss.tc:7
+                    acc5 = tc_op_sum()(acc5, t57);                              // <prelude>/loss.tc:7
+                    const float t58 = tc_max(t54, 0.0f);                        // <prelude>/loss.tc:58
+                    const float t59 = tc_sigmoid(t55);                          // prelude_tour.tc:48
+                    const float t60 = t54 * t59;                                // <prelude>/loss.tc:58
+                    const float t61 = t58 - t60;                                // <prelude>/loss.tc:58
+                    const float t62 = fabsf(t54);                               // <prelude>/loss.tc:58
+                    const float t63 = -t62;                                     // <prelude>/loss.tc:58
+                    const float t64 = expf(t63);                                // <prelude>/loss.tc:58
+                    const float t65 = tc_log1pf(t64);                           // <prelude>/loss.tc:58
+                    const float t66 = t61 + t65;                                // <prelude>/loss.tc:58
+                    acc35 = tc_op_sum()(acc35, t66);                            // <prelude>/loss.tc:58
+                } else {
+                    for (int e = 0; e < 4 && e < len - base; ++e) {
+                        const idx_t r = base + e;
+                        idx_t q_ = r;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:47
+                        const float t1 = in_y[sz_D*i0 + i1];                        // prelude_tour.tc:47
+                        const float t2 = t0 - t1;                                   // <prelude>/loss.tc:6
+                        const float t3 = t2 * t2;                                   // <prelude>/loss.tc:7
+                        acc5 = tc_op_sum()(acc5, t3);                               // <prelude>/loss.tc:7
+                        const float t4 = tc_max(t0, 0.0f);                          // <prelude>/loss.tc:58
+                        const float t5 = tc_sigmoid(t1);                            // prelude_tour.tc:48
+                        const float t6 = t0 * t5;                                   // <prelude>/loss.tc:58
+                        const float t7 = t4 - t6;                                   // <prelude>/loss.tc:58
+                        const float t8 = fabsf(t0);                                 // <prelude>/loss.tc:58
+                        const float t9 = -t8;                                       // <prelude>/loss.tc:58
+                        const float t10 = expf(t9);                                 // <prelude>/loss.tc:58
+                        const float t11 = tc_log1pf(t10);                           // <prelude>/loss.tc:58
+                        const float t12 = t7 + t11;                                 // <prelude>/loss.tc:58
+                        acc35 = tc_op_sum()(acc35, t12);                            // <prelude>/loss.tc:58
+                    }
+                }
             }
         }
     }
@@ -2877,32 +2980,75 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_neg_sum_div_16(
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_N;
     float acc22 = (float)0;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, len);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, len);
-         base < len; base = len - base > step_ ? base + step_ : len) {
-        const idx_t i0 = base;
-        if (len - base >= 4 &&
-            tc_aligned(buf20 + i0, 16)) {
-            const tc_vec<float, 4> v2 = tc_vload<float, 4>(buf20 + i0); // <prelude>/loss.tc:51
-            const float t3 = v2.v[0];                                   // <prelude>/loss.tc:51
-            const float t4 = -t3;                                       // <prelude>/loss.tc:51
-            acc22 = tc_op_sum()(acc22, t4);                             // <prelude>/loss.tc:51
-            const float t5 = v2.v[1];                                   // <prelude>/loss.tc:51
-            const float t6 = -t5;                                       // <prelude>/loss.tc:51
-            acc22 = tc_op_sum()(acc22, t6);                             // <prelude>/loss.tc:51
-            const float t7 = v2.v[2];                                   // <prelude>/loss.tc:51
-            const float t8 = -t7;                                       // <prelude>/loss.tc:51
-            acc22 = tc_op_sum()(acc22, t8);                             // <prelude>/loss.tc:51
-            const float t9 = v2.v[3];                                   // <prelude>/loss.tc:51
-            const float t10 = -t9;                                      // <prelude>/loss.tc:51
-            acc22 = tc_op_sum()(acc22, t10);                            // <prelude>/loss.tc:51
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 16, len);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 4 + threadIdx.x) * 4, len);
+         base0 < len; base0 = len - base0 > step_ ? base0 + step_ : len) {
+        bool vok_ = len - base0 >= ustep_ * 3 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(buf20 + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v2_u[4];
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v2_u[u_] = tc_vload<float, 4>(buf20 + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 4; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v2 = v2_u[u_];
+                const float t3 = v2.v[0];                                   // <prelude>/loss.tc:51
+                const float t4 = -t3;                                       // <prelude>/loss.tc:51
+                acc22 = tc_op_sum()(acc22, t4);                             // <prelude>/loss.tc:51
+                const float t5 = v2.v[1];                                   // <prelude>/loss.tc:51
+                const float t6 = -t5;                                       // <prelude>/loss.tc:51
+                acc22 = tc_op_sum()(acc22, t6);                             // <prelude>/loss.tc:51
+                const float t7 = v2.v[2];                                   // <prelude>/loss.tc:51
+                const float t8 = -t7;                                       // <prelude>/loss.tc:51
+                acc22 = tc_op_sum()(acc22, t8);                             // <prelude>/loss.tc:51
+                const float t9 = v2.v[3];                                   // <prelude>/loss.tc:51
+                const float t10 = -t9;                                      // <prelude>/loss.tc:51
+                acc22 = tc_op_sum()(acc22, t10);                            // <prelude>/loss.tc:51
+            }
         } else {
-            for (int e = 0; e < 4 && e < len - base; ++e) {
-                const idx_t r = base + e;
-                const idx_t i0 = r;
-                const float t0 = buf20[i0];                                 // <prelude>/loss.tc:51
-                const float t1 = -t0;                                       // <prelude>/loss.tc:51
-                acc22 = tc_op_sum()(acc22, t1);                             // <prelude>/loss.tc:51
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 4 && u_ * ustep_ < len - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (len - base >= 4 &&
+                    tc_aligned(buf20 + i0, 16)) {
+                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(buf20 + i0); // <prelude>/loss.tc:51
+                    const float t3 = v2.v[0];                                   // <prelude>/loss.tc:51
+                    const float t4 = -t3;                                       // <prelude>/loss.tc:51
+                    acc22 = tc_op_sum()(acc22, t4);                             // <prelude>/loss.tc:51
+                    const float t5 = v2.v[1];                                   // <prelude>/loss.tc:51
+                    const float t6 = -t5;                                       // <prelude>/loss.tc:51
+                    acc22 = tc_op_sum()(acc22, t6);                             // <prelude>/loss.tc:51
+                    const float t7 = v2.v[2];                                   // <prelude>/loss.tc:51
+                    const float t8 = -t7;                                       // <prelude>/loss.tc:51
+                    acc22 = tc_op_sum()(acc22, t8);                             // <prelude>/loss.tc:51
+                    const float t9 = v2.v[3];                                   // <prelude>/loss.tc:51
+                    const float t10 = -t9;                                      // <prelude>/loss.tc:51
+                    acc22 = tc_op_sum()(acc22, t10);                            // <prelude>/loss.tc:51
+                } else {
+                    for (int e = 0; e < 4 && e < len - base; ++e) {
+                        const idx_t r = base + e;
+                        const idx_t i0 = r;
+                        const float t0 = buf20[i0];                                 // <prelude>/loss.tc:51
+                        const float t1 = -t0;                                       // <prelude>/loss.tc:51
+                        acc22 = tc_op_sum()(acc22, t1);                             // <prelude>/loss.tc:51
+                    }
+                }
             }
         }
     }
