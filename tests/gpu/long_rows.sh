@@ -33,8 +33,10 @@
 #      TENSORC_ROWS_TICKET=0 (each cluster every step-th row, not rows by
 #      ticket): the same bits.
 #
-# TC_LONG_ROWS_QUICK=1: parts 2 and 3 for softmax f32 and rmsnorm bf16 only
-# (batches of 256 at 262144);
+# TC_LONG_ROWS_QUICK=1: part 1's knob sets (REGS, PAIR) at 4097, 65544 and
+# 262144 only (a row of one block, of a cluster with a partial vector, the
+# longest), parts 2 and 3 for softmax f32 and rmsnorm bf16 only (batches of
+# 256 at 262144);
 # TC_LONG_ROWS_DTYPES="f16", TC_LONG_ROWS_LENS="65537": part 1 for those only;
 # TC_LONG_ROWS_PARTS=1 part 1 alone.  Part 1's checks run TC_GPU_JOBS at once
 # (tests/gpu/pjobs.sh, default 8).  TENSORC_CLUSTER_MAX (runtime/rt.c) sets the
@@ -150,11 +152,16 @@ done
 # max and sum of exp in one combine, 1 in rows a cluster shares, 2 in every
 # register row (the functions with the pair take it).  Each: every function
 # at every length, f32 and bf16
+klens=$lens
+if [ "${TC_LONG_ROWS_QUICK:-0}" = 1 ]; then
+    klens=
+    for n in $lens; do case $n in 4097|65544|262144) klens="$klens $n" ;; esac; done
+fi
 for k in TENSORC_ROWS_REGS=8 TENSORC_ROWS_REGS=16 TENSORC_ROWS_REGS=32 TENSORC_ROWS_PAIR=1 TENSORC_ROWS_PAIR=2; do
     for fn in $fns; do
         for dt in ${TC_LONG_ROWS_DTYPES:-f32 bf16}; do
             [ "$dt" = f16 ] && continue
-            for n in $lens; do
+            for n in $klens; do
                 # shellcheck disable=SC2046
                 pj_add "$fn $dt D=$n $k: --check" env "$k" "$tc" run "$prog" \
                     --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check
@@ -185,54 +192,77 @@ if [ "${TC_LONG_ROWS_PARTS:-}" = 1 ]; then
     echo "($SECONDS s)"; echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit
 fi
 echo "== deterministic and batch-invariant ($SECONDS s)"
+# det_one FN DTYPE N: parts 2-4 for one row length, in a folder of its own
+# (the lengths run TC_GPU_JOBS at once: one after another they took 220 s of
+# the quick run); prints a FAIL line (and the error's first lines) per failed
+# check, then "RESULT passed failed"
+det_one() {
+    local fn=$1 dt=$2 n=$3 w=$work/d.$1.$2.$3 np=0 nf=0 o=out rows=1024
+    mkdir -p "$w"
+    ok() { np=$((np + 1)); }
+    bad() { nf=$((nf + 1)); echo "FAIL $*"; sed 's/^/    /' "$w/err" | head -4; }
+    [ "$fn" = max_sumexp_rows ] && o=s # the output compared (max_sumexp_rows has m and s, no out)
+    [ $n = 262144 ] && { [ "$fn" != softmax_rows ] || [ "${TC_LONG_ROWS_QUICK:-0}" = 1 ]; } && rows=256
+    local a=(run "$prog" --fn "$fn" --dtype T=$dt --random --seed 3 --device=cuda)
+    if ! "$tc" "${a[@]}" --shape N=$rows,D=$n --output $o=$w/b1.npy >/dev/null 2>"$w/err" ||
+        ! "$tc" "${a[@]}" --shape N=$rows,D=$n --output $o=$w/b2.npy >/dev/null 2>"$w/err" ||
+        ! "$tc" "${a[@]}" --shape N=1,D=$n --output $o=$w/s.npy >/dev/null 2>"$w/err"; then
+        bad "$fn $dt D=$n: a run failed"
+        echo "RESULT $np $nf"
+        return
+    fi
+    if cmp -s "$w/b1.npy" "$w/b2.npy"; then ok; else bad "$fn $dt D=$n N=$rows: two runs differ"; fi
+    # TENSORC_ROWS_PIPE=1 (part 4): the same bits, its rows looping over the resident
+    # clusters (the online pair has no pipe: its two passes, TENSORC_ROWS_ONLINE=0, on and off)
+    if [ $n != 4097 ]; then
+        local e=(TENSORC_ROWS_ONLINE=1) ref=$w/b1.npy pm
+        case $fn in logsumexp_rows|max_sumexp_rows)
+            e=(TENSORC_ROWS_ONLINE=0) ref=$w/q.npy
+            env "${e[@]}" "$tc" "${a[@]}" --shape N=$rows,D=$n --output $o=$ref >/dev/null 2>"$w/err" ;;
+        esac
+        for pm in 0 1 2; do
+            if env "${e[@]}" TENSORC_ROWS_PIPE=$pm "$tc" "${a[@]}" --shape N=$rows,D=$n --output $o=$w/p.npy \
+                    >/dev/null 2>"$w/err" && cmp -s "$ref" "$w/p.npy"; then ok
+            else bad "$fn $dt D=$n N=$rows ${e[*]}: TENSORC_ROWS_PIPE=$pm differs (or failed)"; fi
+            [ $pm = 0 ] && continue
+            if env "${e[@]}" TENSORC_ROWS_PIPE=$pm "$tc" "${a[@]}" --shape N=100,D=$n --check >/dev/null \
+                    2>"$w/err"; then ok
+            else bad "$fn $dt D=$n N=100 ${e[*]} TENSORC_ROWS_PIPE=$pm: --check"; fi
+        done
+        # the rows' ticket (TENSORC_ROWS_TICKET, on with the pipe): every row of the
+        # batch the same bits as each cluster taking every step-th row
+        if env "${e[@]}" TENSORC_ROWS_TICKET=0 "$tc" "${a[@]}" --shape N=$rows,D=$n \
+                --output $o=$w/t0.npy >/dev/null 2>"$w/err" && cmp -s "$ref" "$w/t0.npy"; then ok
+        else bad "$fn $dt D=$n N=$rows ${e[*]}: TENSORC_ROWS_TICKET=0 differs (or failed)"; fi
+    fi
+    data "$w/s.npy" >"$w/s.bin"
+    local size
+    size=$(stat -c %s "$w/s.bin")
+    if cmp -s -n "$size" "$w/s.bin" <(data "$w/b1.npy"); then ok
+    else bad "$fn $dt D=$n: the row alone differs from row 0 of $rows"; fi
+    echo "RESULT $np $nf"
+    rm -rf "$w"
+}
 pairs=
 for fn in $fns; do pairs="$pairs $fn:f32 $fn:bf16"; done
 [ "${TC_LONG_ROWS_QUICK:-0}" = 1 ] && pairs="softmax_rows:f32 rmsnorm_rows:bf16"
+k=0
 for pair in $pairs; do
-    fn=${pair%:*} dt=${pair#*:}
-    o=out # the output compared (max_sumexp_rows has m and s, no out)
-    [ "$fn" = max_sumexp_rows ] && o=s
-    {
-        for n in 4097 65537 65544 262144; do
-            rows=1024
-            [ $n = 262144 ] && { [ "$fn" != softmax_rows ] || [ "${TC_LONG_ROWS_QUICK:-0}" = 1 ]; } && rows=256
-            a=(run "$prog" --fn "$fn" --dtype T=$dt --random --seed 3 --device=cuda)
-            if ! "$tc" "${a[@]}" --shape N=$rows,D=$n --output $o=$work/b1.npy >/dev/null 2>"$work/err" ||
-                ! "$tc" "${a[@]}" --shape N=$rows,D=$n --output $o=$work/b2.npy >/dev/null 2>"$work/err" ||
-                ! "$tc" "${a[@]}" --shape N=1,D=$n --output $o=$work/s.npy >/dev/null 2>"$work/err"; then
-                bad "$fn $dt D=$n: a run failed"
-                continue
-            fi
-            if cmp -s "$work/b1.npy" "$work/b2.npy"; then ok; else bad "$fn $dt D=$n N=$rows: two runs differ"; fi
-            # TENSORC_ROWS_PIPE=1 (part 4): the same bits, its rows looping over the resident
-            # clusters (the online pair has no pipe: its two passes, TENSORC_ROWS_ONLINE=0, on and off)
-            if [ $n != 4097 ]; then
-                e=(TENSORC_ROWS_ONLINE=1) ref=$work/b1.npy
-                case $fn in logsumexp_rows|max_sumexp_rows)
-                    e=(TENSORC_ROWS_ONLINE=0) ref=$work/q.npy
-                    env "${e[@]}" "$tc" "${a[@]}" --shape N=$rows,D=$n --output $o=$ref >/dev/null 2>"$work/err" ;;
-                esac
-                for pm in 0 1 2; do
-                    if env "${e[@]}" TENSORC_ROWS_PIPE=$pm "$tc" "${a[@]}" --shape N=$rows,D=$n --output $o=$work/p.npy \
-                            >/dev/null 2>"$work/err" && cmp -s "$ref" "$work/p.npy"; then ok
-                    else bad "$fn $dt D=$n N=$rows ${e[*]}: TENSORC_ROWS_PIPE=$pm differs (or failed)"; fi
-                    [ $pm = 0 ] && continue
-                    if env "${e[@]}" TENSORC_ROWS_PIPE=$pm "$tc" "${a[@]}" --shape N=100,D=$n --check >/dev/null \
-                            2>"$work/err"; then ok
-                    else bad "$fn $dt D=$n N=100 ${e[*]} TENSORC_ROWS_PIPE=$pm: --check"; fi
-                done
-                # the rows' ticket (TENSORC_ROWS_TICKET, on with the pipe): every row of the
-                # batch the same bits as each cluster taking every step-th row
-                if env "${e[@]}" TENSORC_ROWS_TICKET=0 "$tc" "${a[@]}" --shape N=$rows,D=$n \
-                        --output $o=$work/t0.npy >/dev/null 2>"$work/err" && cmp -s "$ref" "$work/t0.npy"; then ok
-                else bad "$fn $dt D=$n N=$rows ${e[*]}: TENSORC_ROWS_TICKET=0 differs (or failed)"; fi
-            fi
-            data "$work/s.npy" >"$work/s.bin"
-            size=$(stat -c %s "$work/s.bin")
-            if cmp -s -n "$size" "$work/s.bin" <(data "$work/b1.npy"); then ok
-            else bad "$fn $dt D=$n: the row alone differs from row 0 of $rows"; fi
-        done
-    }
+    for n in 4097 65537 65544 262144; do
+        k=$((k + 1))
+        while [ "$(jobs -rp | wc -l)" -ge "${TC_GPU_JOBS:-8}" ]; do wait -n; done
+        det_one "${pair%:*}" "${pair#*:}" $n >"$work/det.$k" 2>&1 &
+    done
+done
+wait
+for i in $(seq 1 $k); do
+    grep -v '^RESULT' "$work/det.$i"
+    read -r np nf < <(awk '/^RESULT/ { print $2, $3 }' "$work/det.$i")
+    if [ -z "${np:-}" ]; then
+        fail=$((fail + 1)); echo "FAIL check $i of parts 2-4 gave no result"
+    else
+        pass=$((pass + np)) fail=$((fail + nf))
+    fi
 done
 echo "($SECONDS s)"
 echo "$pass passed, $fail failed"
