@@ -8,7 +8,9 @@
 #                 smallest shapes that take it: each script's header says what
 #                 it keeps; emu.h's runtime compiled once per build tree,
 #                 each case's g++ the unit alone: tests/emu/rt.py); nvrtc
-#                 whole (every distinct kernel to CUBIN for sm_80 and sm_90);
+#                 whole (every distinct kernel to CUBIN for sm_90, and for
+#                 sm_80 every fourth unit to CUBIN, the rest to PTX:
+#                 tests/nvrtc/run.sh); the codegen sweep to PTX (sweep.py);
 #                 fakegpu fills TC_FAKEGPU_CACHE
 #   build-asan/   gcc, AddressSanitizer + UBSan (TC_SANITIZE=ON), where leaks,
 #                 overflows and undefined behaviour fail the tests: every test
@@ -53,7 +55,7 @@
 #                 contexts compiling and running in several threads at once
 #   build-fuzz/   clang, libFuzzer (tests/fuzz): every seed and reproducer of
 #                 tests/fuzz/corpus (the regression part), then TC_FUZZ_SECONDS
-#                 (default 30; it was 60) of fuzzing for each harness (the two
+#                 (default 10; it was 30, then 60) of fuzzing for each harness (the two
 #                 at once, a core each): a short look for new findings on
 #                 every run, longer runs by hand (tests/fuzz/README.md)
 # NVRTC's answers are remembered across the tests and the three builds above
@@ -282,8 +284,8 @@ echo "== build-tsan: ctest $((SECONDS - start)) s"
 unset TSAN_OPTIONS
 start=$SECONDS
 if wait_build build-fuzz; then
-    echo "== build-fuzz: the corpus and ${TC_FUZZ_SECONDS:-30} s of each harness"
-    bash tests/fuzz/run.sh build-fuzz "${TC_FUZZ_SECONDS:-30}" || status=1
+    echo "== build-fuzz: the corpus and ${TC_FUZZ_SECONDS:-10} s of each harness"
+    bash tests/fuzz/run.sh build-fuzz "${TC_FUZZ_SECONDS:-10}" || status=1
 else
     status=1
 fi

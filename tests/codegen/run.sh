@@ -13,7 +13,8 @@
 #             its contiguous batch stride read past the buffer: NaN).
 #   sweep     tests/nvrtc/sweep.py: every op of src/base/ops.def in every dtype
 #             the checker accepts, in pointwise, rows, columns (plain, split,
-#             split with vectors) and whole-tensor kernels, through NVRTC.
+#             split with vectors) and whole-tensor kernels, through NVRTC
+#             (to PTX for sm_90: sweep.py says why not CUBIN).
 #             By default the pointwise and reductions groups (every op's
 #             spelling and literals in every dtype, casts, every reduction's
 #             accumulator in every strategy); TC_SWEEP_GROUPS= (empty) runs

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # NVRTC in CI: every kernel tensorc generates for the programs here compiles
-# to CUBIN for sm_80 and sm_90.
+# for sm_80 and sm_90: to CUBIN for sm_90, and for sm_80 to CUBIN for every
+# fourth program (TC_NVRTC_SM80_CUBIN=N: every Nth; 1: all), to PTX for the
+# others (NVRTC's front end and NVVM for sm_80's code paths, not ptxas: ptxas
+# was two thirds of a CUBIN's compile, 47 of 69 s for the sweep's reductions
+# unit; the sampled units, the biggest first, take sm_80's ptxas over the
+# helpers' inline PTX that sm_80 reaches, and sm_90's CUBIN over every unit).
 #
 #   tests/nvrtc/run.sh [TENSORC_BIN] [RANDOM_COUNT]   (defaults: build/tensorc, 30)
 #
@@ -153,19 +158,26 @@ quick=0
 [ "${TC_NVRTC_QUICK:-0}" = 1 ] && quick=1
 todo=() nsame=0
 if [ $quick = 1 ]; then
-    ways="cubin:sm_90"
     for i in "${!progs[@]}"; do [ $((i % 12)) -eq 0 ] && todo+=("${progs[$i]}"); done
     [ "$nrandom" -gt 3 ] && nrandom=3
 else
-    ways="cubin:sm_80 cubin:sm_90"
     python3 "$here/units.py" "$tc" "${progs[@]}" >"$tmp/units"
     nsame=$(grep -c '^same ' "$tmp/units")
     [ -n "${TC_NVRTC_VERBOSE:-}" ] &&
         sed -n 's/^same \([^ ]*\) [0-9]* as \(.*\)/same kernels: \1 (compiled with \2)/p' "$tmp/units"
     while read -r _ f _ _; do todo+=("$f"); done < <(grep '^keep ' "$tmp/units" | sort -k4,4nr -k2,2)
 fi
-for f in "${todo[@]}"; do
-    for w in $ways; do job prog "$f" "${w%:*}" "${w#*:}"; done
+for i in "${!todo[@]}"; do
+    f=${todo[$i]}
+    if [ $quick = 1 ]; then
+        job prog "$f" cubin sm_90
+    else
+        # sm_80: every fourth unit (of the biggest first) to CUBIN, the
+        # others to PTX (ptxas was two thirds of a CUBIN's NVRTC time)
+        if [ $((i % ${TC_NVRTC_SM80_CUBIN:-4})) -eq 0 ]; then job prog "$f" cubin sm_80
+        else job prog "$f" ptx sm_80; fi
+        job prog "$f" cubin sm_90
+    fi
 done
 
 # --- random programs to CUBIN sm_90 -------------------------------------------------------------
@@ -210,7 +222,9 @@ cat "$tmp/lr.list" "$tmp/random.list" "$tmp/prog.list" 2>/dev/null |
 # the CUBINs' checks, one python for all (a start of python3 a CUBIN was a
 # tenth of a second each); a CUBIN it could not judge has no result: a failure
 [ -s "$tmp/cubin.todo" ] && python3 "$here/cubin.py" --batch "$tmp/cubin.todo"
-collect prog "${#todo[@]} of ${#progs[@]} programs x ${ways// /, } ($nsame: no kernel of their own)"
+ways="cubin sm_90, sm_80 (cubin every ${TC_NVRTC_SM80_CUBIN:-4}th, else ptx)"
+[ $quick = 1 ] && ways="cubin sm_90"
+collect prog "${#todo[@]} of ${#progs[@]} programs x $ways ($nsame: no kernel of their own)"
 if [ -e "$tmp/random.ids" ]; then
     collect random "$nrandom random programs (seed $seed) x cubin sm_90"
     # keep the programs of a failing run to look at

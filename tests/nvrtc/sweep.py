@@ -21,7 +21,11 @@ with no spelling below fails the sweep).  For each op and each operand dtype
 
 Each candidate goes through the checker alone (`tensorc compile --emit=graph`);
 the ones it accepts are written, grouped by strategy, into OUTDIR/*.tc, and
-each group is compiled to CUBIN (sm_90) through NVRTC.  TC_SWEEP_GROUPS
+each group is compiled to PTX for sm_90 through NVRTC: its C++ front end and
+NVVM, where generated code that is not valid CUDA fails (TC_SWEEP_EMIT=cubin
+adds ptxas, which took 47 of the reductions group's 69 s and 123 CPU-s of
+CI's NVRTC time for two groups; ptxas meets the same helpers' inline PTX in
+every CUBIN of tests/nvrtc/run.sh).  TC_SWEEP_GROUPS
 (a comma-separated list) keeps only those groups.  TC_SWEEP_EMIT=cuda
 (scripts/test.sh's sanitizer builds, which check tensorc's own code: the
 code generation of every op, not NVRTC's compile of its text, which the
@@ -194,8 +198,9 @@ def main():
     # TC_SWEEP_EMIT=cuda (the sanitizer builds: tensorc's code generation
     # is what they check, NVRTC's compile of the same text is the Release
     # build's): the groups' CUDA source, not through NVRTC
-    emit = os.environ.get("TC_SWEEP_EMIT", "cubin")
-    what = {"cubin": "compile to CUBIN", "cuda": "generate CUDA (not compiled: TC_SWEEP_EMIT=cuda)"}[emit]
+    emit = os.environ.get("TC_SWEEP_EMIT", "ptx")
+    what = {"ptx": "compile to PTX", "cubin": "compile to CUBIN",
+            "cuda": "generate CUDA (not compiled: TC_SWEEP_EMIT=cuda)"}[emit]
 
     def compile_group(item):
         group, texts = item
