@@ -51,8 +51,11 @@
 # still longer than one call: its parts took, on one H200 (sessions 19-20,
 # seconds): suite 126, matmul 235, scans 178 (4 jobs), fastmath 24, vjp 49,
 # gather 88, adamw 12, colpart past 110, launch shapes ~250 and attention
-# ~300-490 (three parts at once), long_rows past 525 (part 1 alone 417):
-# about 2000 in all, past a session's device time; plan the calls by part.
+# ~300-490 (three parts at once), long_rows past 525 (part 1 alone 417;
+# since session 21 its quick part 1 has ~300 checks fewer and parts 2-4
+# run side by side: not yet timed); session 21, three at once: suite 346,
+# gather 284: about 2000 in all, past a session's device time; plan the
+# calls by part.
 # TC_GPU_API_SMALL=1 skips tc-gpu-api's 2^30- and 2^31-element runs
 # (~18 GB of GPU memory).  TC_GPU_PARTS="bins colpart vjp" runs only those
 # (bins: the four test binaries; the parts: suite matmul scans fastmath vjp
