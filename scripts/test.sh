@@ -83,8 +83,12 @@
 # were about a quarter of their 225 s of wall time, each on its own with a
 # core idle); each suite's ctest waits for its build.  Prints each build's
 # time (a background one's overlaps the tests), each ctest's, the total and
-# the CPU of everything run.  1064 s, all passed, for a fresh clone of
-# 0572727's tree (ci-trim7, 2026-11-28, machine otherwise idle: 98.9 %
+# the CPU of everything run.  876 s, all passed, for a fresh clone of
+# 9b81bee (session 21, 2026-11-28, machine otherwise idle): Release build
+# 74 + ctest 564 (codegen 74 with the sweep to PTX, was 227; nvrtc 303 with
+# sm_80's PTX, was 438), asan ctest 178, ubsan 45, tsan 3, fuzz 12 (10 s a
+# harness); 1494 u + 213 s of CPU.  Before: 1064 s, all passed, for a fresh
+# clone of 0572727's tree (ci-trim7, 2026-11-28, machine otherwise idle: 98.9 %
 # busy): Release build 74 (beside the ASan build) + ctest 724, asan ctest
 # 184, ubsan 47, tsan 2, fuzz 33; 1837 u + 250 s of CPU, so no less than
 # about 1043 s on two cores however it is scheduled: under 900 s needs
