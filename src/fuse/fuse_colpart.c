@@ -110,6 +110,28 @@ static bool walk(cpwalk *w, const lnode *n, const tc_dim **idx)
     return true;
 }
 
+/* Whether n, a value column kernel c stores or computes after its
+ * reductions, reads a buffer (an input or another kernel's value) other
+ * than through them: once the partials are carried, c reads nothing of
+ * its own (its reads go to the rows kernel), so such an epilogue (a
+ * column sum plus another kernel's total: random seeds 11 and 12 had
+ * `sum((x - mean(x)) * x, axis=0) + sum(rowsum, axis=0)`) keeps c apart.
+ * Shared subexpressions are walked once per path, bounded as walk() is. */
+static bool epilogue_reads(fctx *x, const fkernel *c, const lnode *n, int *steps)
+{
+    for (int j = 0; j < c->nreds; j++)
+        if (n == c->reds[j])
+            return false;
+    if (is_leaf(n))
+        return n->kind == LK_INPUT;
+    if (++*steps > 100000 || (x->anchor[n->id] && x->out->kernel_of[n->id] != c->id))
+        return true;
+    for (int i = 0; i < n->nin; i++)
+        if (epilogue_reads(x, c, n->in[i].src, steps))
+            return true;
+    return false;
+}
+
 /* The rows kernel that can carry column kernel c, or -1 (w->why says why
  * when c reads one but cannot). */
 static int carrier(cpwalk *w)
@@ -134,6 +156,12 @@ static int carrier(cpwalk *w)
     for (int j = 0; j < c->nreds; j++)
         if (!walk(w, c->reds[j]->in[0].src, (const tc_dim **)x->f->vars))
             return -1;
+    int steps = 0;
+    for (int i = 0; i < c->nstores; i++)
+        if (epilogue_reads(x, c, c->stores[i], &steps)) {
+            w->why = "the column kernel's epilogue reads a buffer besides its sums";
+            return -1;
+        }
     /* none of its values read: a rows kernel over the domain that reads
      * one of the same buffers at its own element (a vjp's backward: both
      * read x and dout, the statistics saved), the latest such */

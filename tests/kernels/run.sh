@@ -432,6 +432,15 @@ for fn in colpart_other_row colpart_max; do
         ! grep -q cpart "$tmp/out"; then ok "$fn: not carried as column partials"
     else bad "$fn: want the column kernel to read x itself" "$(plan_steps | tr '\n' '|')"; fi
 done
+# refused: the column kernel's epilogue reads another kernel's buffer
+if emit $kt colpart_epilogue explain; then
+    if grep -qE "^  refused .* column partials: the column kernel's epilogue reads a buffer" "$tmp/out"; then
+        ok "colpart_epilogue: not carried, explain says why"
+    else bad "colpart_epilogue: want the refusal in explain" "$(head -c 600 "$tmp/out")"; fi
+fi
+if "$tc" run $kt --fn colpart_epilogue --shape N=67,D=9 --random --device=cpu >/dev/null 2>"$tmp/err"; then
+    ok "colpart_epilogue: compiles and runs on the interpreter"
+else bad "colpart_epilogue: run failed" "$(head -3 "$tmp/err")"; fi
 if emit $kt colpart_other_row explain; then
     if grep -qE '^  refused .* column partials: .* at another row' "$tmp/out"; then
         ok "colpart_other_row: explain says why it is not carried"
