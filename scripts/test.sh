@@ -89,9 +89,9 @@
 # sm_80's PTX, was 438), asan ctest 178, ubsan 45, tsan 3, fuzz 12 (10 s a
 # harness); 1494 u + 213 s of CPU.  The session's last tree (74d0c10, a
 # fusion fix and test changes since) an hour later, also idle: 961 s, all
-# passed, every test 15-20 % slower alike (Release ctest 644: nvrtc 362,
-# emu_matmul 191, codegen 87), 1654 u + 232 s: the machine's own variance is
-# about the 60 s left under 15 minutes.  Before: 1064 s, all passed, for a fresh
+# passed, the Release ctest's tests 15-20 % slower alike (ctest 644: nvrtc
+# 362, emu_matmul 191, codegen 87; asan's the same 178 s), 1654 u + 232 s:
+# the machine's own variance is about the 24 s left under 15 minutes.  Before: 1064 s, all passed, for a fresh
 # clone of 0572727's tree (ci-trim7, 2026-11-28, machine otherwise idle: 98.9 %
 # busy): Release build 74 (beside the ASan build) + ctest 724, asan ctest
 # 184, ubsan 47, tsan 2, fuzz 33; 1837 u + 250 s of CPU, so no less than
