@@ -700,11 +700,13 @@ int cublasSetStream_v2(void *h, void *s) { (void)h; (void)s; return 0; }
 const char *cublasGetStatusName(int s) { return s == 15 ? "CUBLAS_STATUS_NOT_SUPPORTED" : "CUBLAS_STATUS_FAKE"; }
 const char *cublasGetStatusString(int s) { (void)s; return "from the fake cuBLAS"; }
 
-/* An element of a cudaDataType (f32 0, f16 2, bf16 14) as a double, and back. */
+/* An element of a cudaDataType (f32 0, f64 1, f16 2, bf16 14) as a double, and back. */
 static double get(const void *p, int type, long long i)
 {
     if (type == 0)
         return ((const float *)p)[i];
+    if (type == 1)
+        return ((const double *)p)[i];
     uint16_t h = ((const uint16_t *)p)[i];
     if (type == 14) {
         uint32_t u = (uint32_t)h << 16;
@@ -719,6 +721,10 @@ static double get(const void *p, int type, long long i)
 
 static void put(void *p, int type, long long i, double v)
 {
+    if (type == 1) {
+        ((double *)p)[i] = v;
+        return;
+    }
     float f = (float)v;
     if (type == 0) {
         ((float *)p)[i] = f;
@@ -743,9 +749,10 @@ int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k, con
                                long long sc, int batch, int compute, int algo)
 {
     (void)h; (void)alpha; (void)beta; (void)algo; (void)compute;
-    int size = at == 0 ? 4 : 2;
-    if ((at != 0 && at != 2 && at != 14) || bt != at || ct != at)
-        return 15; /* f32, f16, bf16 only */
+    int size = at == 0 ? 4 : at == 1 ? 8 : 2;
+    /* f32, f64, f16, bf16 (f64: tests/random seed 43 #1220, an f64 h_lin) */
+    if ((at != 0 && at != 1 && at != 2 && at != 14) || bt != at || ct != at)
+        return 15;
     if (!inside((uintptr_t)C, (size_t)((batch - 1) * sc + (long long)(n - 1) * ldc + m) * (size_t)size))
         return 13;
     for (int q = 0; q < batch; q++)
