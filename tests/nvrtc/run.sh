@@ -157,6 +157,7 @@ collect() {
 quick=0
 [ "${TC_NVRTC_QUICK:-0}" = 1 ] && quick=1
 todo=() nsame=0
+sm80_every=${TC_NVRTC_SM80_CUBIN:-4}
 if [ $quick = 1 ]; then
     for i in "${!progs[@]}"; do [ $((i % 12)) -eq 0 ] && todo+=("${progs[$i]}"); done
     [ "$nrandom" -gt 3 ] && nrandom=3
@@ -174,7 +175,7 @@ for i in "${!todo[@]}"; do
     else
         # sm_80: every fourth unit (of the biggest first) to CUBIN, the
         # others to PTX (ptxas was two thirds of a CUBIN's NVRTC time)
-        if [ $((i % ${TC_NVRTC_SM80_CUBIN:-4})) -eq 0 ]; then job prog "$f" cubin sm_80
+        if [ $((i % sm80_every)) -eq 0 ]; then job prog "$f" cubin sm_80
         else job prog "$f" ptx sm_80; fi
         job prog "$f" cubin sm_90
     fi
@@ -222,7 +223,7 @@ cat "$tmp/lr.list" "$tmp/random.list" "$tmp/prog.list" 2>/dev/null |
 # the CUBINs' checks, one python for all (a start of python3 a CUBIN was a
 # tenth of a second each); a CUBIN it could not judge has no result: a failure
 [ -s "$tmp/cubin.todo" ] && python3 "$here/cubin.py" --batch "$tmp/cubin.todo"
-ways="cubin sm_90, sm_80 (cubin every ${TC_NVRTC_SM80_CUBIN:-4}th, else ptx)"
+ways="cubin sm_90, sm_80 (cubin every ${sm80_every}th, else ptx)"
 [ $quick = 1 ] && ways="cubin sm_90"
 collect prog "${#todo[@]} of ${#progs[@]} programs x $ways ($nsame: no kernel of their own)"
 if [ -e "$tmp/random.ids" ]; then

@@ -205,7 +205,7 @@ def run(cmd, env=None):
         return None
 
 
-def compare(name, got, ref, dtype, tol, floor=1e-3):
+def compare(name, got, ref, dtype, tol, floor):
     if dtype in ("i32", "i64", "bool"):
         if got.dtype != NP_DTYPE[dtype]:
             raise Fail("wrong", "cpu", "output %s has dtype %s, expected %s" % (name, got.dtype, dtype))
@@ -320,7 +320,9 @@ def _check(tensorc, d, base, cuda, nvrtc, fake, cache):
                 raise Fail("wrong", "cpu", "output %s shape %s, expected %s" % (name, got.shape, ref.shape))
             if not desc.get("nonfinite") and desc["out_dtypes"][name] not in ("i32", "i64", "bool") \
                     and not np.all(np.isfinite(ref)):
-                if is_f16(desc, open(tc).read()):
+                with open(tc) as fh:
+                    f16 = is_f16(desc, fh.read())
+                if f16:
                     raise Fail("skip", "ref", "reference for %s overflowed f16" % name)
                 raise Fail("gen", "ref", "reference for %s not finite (generator bug)" % name)
             compare(name, got, ref, desc["out_dtypes"][name], tol, desc.get("floor", 1e-3))
