@@ -392,7 +392,7 @@ void cg_finish_pair(cg *g, tc_buf *o, int ind, const char *combine); /* ... afte
 
 /* the strategies, one file each */
 void cg_pointwise(cg *g, tc_buf *o);       /* pointwise.c */
-void cg_tiled(cg *g, tc_buf *o);
+void cg_tiled(cg *g, tc_buf *o);           /* tiled.c */
 int cg_fe_count(const cg *g);              /* foreach: tensors in the group table */
 int cg_fe_cap(const cg *g, int nt);        /* foreach: groups the parameter holds */
 void cg_rows(cg *g, tc_buf *o, bool columns);   /* rows.c */

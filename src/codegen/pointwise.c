@@ -1,6 +1,6 @@
 /* pointwise.c - SCH_POINTWISE: the grid-stride loop over every element
- * (vector and scalar bodies), the tiled transpose path, and foreach
- * kernels over tensor groups.
+ * (vector and scalar bodies) and foreach kernels over tensor groups (the
+ * tiled transpose path is tiled.c's).
  */
 #include "codegen/cg.h"
 
@@ -118,93 +118,4 @@ void cg_pointwise(cg *g, tc_buf *o)
     }
     cg_wl(&w, "const idx_t n = %s;", n);
     cg_grid_stride(g, o, "n", g->ks->numel, vec, &vec_body, &scalar_body, false, NULL);
-}
-
-/* SCH_POINTWISE with a tile axis b (and a = the last axis): each block
- * takes 32 x 32 tiles of (a, b) in turn (grid-stride, other axes outside).
- * Phase 1 reads the transposed operands coalesced along b into shared
- * memory; phase 2 computes and stores coalesced along a, taking those
- * operands from the tiles. */
-void cg_tiled(cg *g, tc_buf *o)
-{
-    const fkernel *k = g->k;
-    int r = k->rank, A = r - 1, B = g->tl.axis;
-    g->elemvars = cg_all_axes(k);
-    g->rowvars = 0;
-    g->phase = 0;
-    cg_reset_bufs(g);
-    g->tl.nload = 0;
-    for (int i = 0; i < k->nstores; i++)
-        cg_store(g, T_ELEM, k->stores[i], NULL);
-    cg_block body = g->body;
-    cg_forget(g, T_ELEM);
-
-    const char *na = cg_index(g, k->dom[A]), *nb = cg_index(g, k->dom[B]);
-    unsigned others = cg_all_axes(k) & ~(1u << A) & ~(1u << B);
-    const tc_dim *batch = dim_const(g->c, 1);
-    for (int v = 0; v < r; v++)
-        if (others & (1u << v))
-            batch = dim_mul(g->c, batch, k->dom[v]);
-    cg_w w = {o, 4};
-    cg_wput(&w, &g->kpre);
-    for (int i = 0; i < g->tl.nload; i++)
-        cg_wl(&w, "__shared__ %s %s[32][33]; /* +1: no bank conflicts */",
-              cg_type(g->tl.load[i].n->dtype), g->tl.load[i].name);
-    cg_wl(&w, "const idx_t na = %s, nb = %s;", na, nb);
-    cg_wl(&w, "const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;");
-    cg_wl(&w, "const idx_t tiles = ta_n * tb_n * %s;", cg_index(g, batch));
-    /* t saturates at tiles (plan_verify); i%d, i%d reach na + 31, nb + 31 */
-    const tc_dim *c32 = dim_const(g->c, 32);
-    const tc_dim *tiles = dim_mul(g->c, dim_mul(g->c, dim_ceildiv(g->c, k->dom[A], c32),
-                                                dim_ceildiv(g->c, k->dom[B], c32)), batch);
-    cg_loop(g, "t", tiles, NULL);
-    cg_loop(g, "ia", k->dom[A], c32);
-    cg_loop(g, "ib", k->dom[B], c32);
-    cg_limit(g, tiles);
-    cg_limit(g, dim_add(g->c, k->dom[A], c32));
-    cg_limit(g, dim_add(g->c, k->dom[B], c32));
-    cg_wopen(&w, "for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {");
-    cg_wl(&w, "const idx_t ta = t %% ta_n, tb = (t / ta_n) %% tb_n, rest = t / ta_n / tb_n;");
-    cg_decompose(g, o, w.ind, "rest", others);
-    /* A whole tile (ks->unroll > 1) runs its four steps without bounds
-     * tests, so their loads are all in flight at once; a test per step
-     * (the edges) kept one. */
-    bool whole = g->ks->unroll > 1;
-    if (whole)
-        cg_wl(&w, "const bool whole_ = na - ta * 32 >= 32 && nb - tb * 32 >= 32;");
-    for (int phase = 1; phase <= 2; phase++) {
-        if (whole)
-            cg_wopen(&w, "if (whole_) {");
-        for (int edge = whole ? 0 : 1; edge <= 1; edge++) {
-            if (whole && edge) {
-                cg_wclose(&w, "} else {");
-                cg_win(&w);
-            }
-            cg_wl(&w, "#pragma unroll");
-            if (phase == 1) {
-                cg_wopen(&w, "for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */");
-                cg_wl(&w, "const idx_t i%d = ta * 32 + threadIdx.y + 8 * kk, i%d = tb * 32 + threadIdx.x;", A, B);
-            } else {
-                cg_wopen(&w, "for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */");
-                cg_wl(&w, "const idx_t i%d = ta * 32 + threadIdx.x, i%d = tb * 32 + threadIdx.y + 8 * kk;", A, B);
-            }
-            if (edge)
-                cg_wopen(&w, "if (i%d < na && i%d < nb) {", A, B);
-            if (phase == 1)
-                for (int i = 0; i < g->tl.nload; i++)
-                    cg_wl(&w, "%s[threadIdx.y + 8 * kk][threadIdx.x] = %s;", g->tl.load[i].name,
-                          g->tl.load[i].expr);
-            else
-                cg_wput(&w, &body);
-            if (edge)
-                cg_wclose(&w, "}");
-            cg_wclose(&w, "}");
-        }
-        if (whole)
-            cg_wclose(&w, "}");
-        if (phase == 1)
-            cg_wl(&w, "__syncthreads();");
-    }
-    cg_wl(&w, "__syncthreads(); /* the tiles are reused by the next iteration */");
-    cg_wclose(&w, "}");
 }

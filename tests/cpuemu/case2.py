@@ -1,4 +1,4 @@
-"""case2.py - tiled transpose_add and two_out, whole tiles or tested steps (6 shapes, a grid of 2), and split columns col_sum, col_stats, mid_mean at every column unroll (1 to 16) under three slice and block settings: bitwise equal.
+"""case2.py - tiled transpose_add and two_out, whole tiles (scalar or TENSORC_TILE_VEC's vectors) or tested steps (6 shapes, a grid of 2; transpose_add also with misaligned bases, f16 and bf16), and split columns col_sum, col_stats, mid_mean at every column unroll (1 to 16) under three slice and block settings: bitwise equal.
 Quick (TC_EMU_QUICK=1): the columns at unrolls 1, 3 and 16 beside the default (not 2, 4, 8) and 5 of their 7 shapes
 (not 517 x 130, 2049 x 4); the tiles and mid_mean whole."""
 import os
@@ -8,11 +8,22 @@ from emu import *
 P = Prog()
 base = {}
 # tiled: whole tiles vs tested steps, bitwise
-tv = [base, {"TENSORC_TILE_WHOLE": "0"}]
+# (TENSORC_TILE_VEC: whole tiles' accesses 4 elements at once; offsets of
+# one element misalign the vectors of x (phase 1) or y and out (phase 2),
+# and odd row pitches (33, 65) some threads' vectors: those go one by one)
+tv = [base, {"TENSORC_TILE_WHOLE": "0"}, {"TENSORC_TILE_VEC": "1"}]
 for (N, M) in [(1, 1), (3, 5), (33, 65), (100, 31), (64, 96), (65, 33)]:
     P.plain(PROG, "transpose_add", tv, {"N": N, "M": M}, {"x": N * M, "y": M * N}, {"out": M * N}, specials=1)
     P.plain(PROG, "two_out", tv, {"N": N, "D": M}, {"x": N * M, "s": N}, {"p": N * M, "q": N * M}, specials=1)
     P.plain(PROG, "transpose_add", tv, {"N": N, "M": M}, {"x": N * M, "y": M * N}, {"out": M * N}, grid=2)
+for (N, M) in [(64, 96), (33, 65), (96, 40)]:
+    for off in [{"x": 1}, {"y": 2}, {"out_out": 3}, {"x": 2, "y": 1, "out_out": 1}]:
+        P.plain(PROG, "transpose_add", tv, {"N": N, "M": M}, {"x": N * M, "y": M * N}, {"out": M * N}, off=off,
+                specials=1)
+    for dt in ["f16", "bf16"]: # vectors of 4 16-bit elements (8 bytes); offsets of one float: 4 bytes
+        for off in [{}, {"x": 1, "out_out": 1}, {"y": 1}]:
+            P.plain(PROG, "transpose_add", tv, {"N": N, "M": M}, {"x": N * M, "y": M * N}, {"out": M * N}, off=off,
+                    specials=1, dtype=dt)
 # columns: the same split and block, any unroll: the same bits (floats, NaN/inf)
 C = lambda **kw: {("TENSORC_" + k): str(v) for k, v in kw.items()}
 for (N, D) in quick([(1, 1), (3, 5), (1031, 37), (517, 130), (2049, 4), (77, 1028), (40, 131)], [0, 1, 2, 5, 6]):

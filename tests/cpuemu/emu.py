@@ -26,9 +26,10 @@ QUICK = os.environ.get("TC_EMU_QUICK") == "1"
 def quick(full, keep):
     return [full[i] for i in keep] if QUICK else full
 
-def gen(tcfile, fn, env, tag):
+def gen(tcfile, fn, env, tag, dtype=None):
     e = dict(os.environ, **env)
     args = [TC, "compile", tcfile, "--emit=cuda"] + (["--fn", fn] if fn else [])
+    args += ["--dtype", "T=" + dtype] if dtype else []
     out = subprocess.run(args, env=e, capture_output=True, text=True, check=True).stdout
     lines = out.split("\n")
     s = next(i for i, l in enumerate(lines) if l.startswith('extern "C" __global__'))
@@ -59,24 +60,28 @@ class Prog:
     def tag(self):
         self.n += 1
         return "k%d" % self.n
-    def kernel(self, tcfile, fn, env):
+    def kernel(self, tcfile, fn, env, dtype=None):
         """The kernel of fn under env, generated and written once: the
         generated code does not depend on the sizes (they are parameters),
         so every case of the same (file, function, knobs) launches the same
         function; one copy a kernel, not one a case, keeps the unit small
         (case2.py: 4 times fewer kernels, the compile 4 times shorter)."""
-        key = (tcfile, fn, tuple(sorted(env.items())))
+        key = (tcfile, fn, tuple(sorted(env.items())), dtype)
         if key not in self.seen:
-            self.seen[key] = gen(tcfile, fn, env, self.tag())
+            self.seen[key] = gen(tcfile, fn, env, self.tag(), dtype)
             self.kernels.append(self.seen[key]["text"])
         return self.seen[key]
 
-    def plain(self, tcfile, fn, variants, sizes, ins, outs, off=None, specials=False, cap=None, grid=None, refs=None):
+    def plain(self, tcfile, fn, variants, sizes, ins, outs, off=None, specials=False, cap=None, grid=None, refs=None,
+              dtype=None):
         """ins/outs: name -> numel; every variant's outputs compared with the first's bitwise
-        (refs: {out: C expression of the reference check} instead, for reductions)."""
+        (refs: {out: C expression of the reference check} instead, for reductions).
+        dtype: the dtype variable T's binding (f32 unbound); f16 or bf16 read
+        the same float buffers as 16-bit elements (numel of them: the first
+        half of each buffer, whose every bit pattern is some f16/bf16)."""
         off = off or {}
         b = self.body
-        b.append("{ /* %s %s %s */" % (fn, sizes, off))
+        b.append("{ /* %s %s %s %s */" % (fn, sizes, off, dtype or ""))
         for name, n in ins.items():
             b.append("float *in_%s = mk(%d, %d, %s);" % (name, n, off.get(name, 0), int(specials)))
         for k, v in sizes.items():
@@ -85,7 +90,7 @@ class Prog:
         b.append("const idx_t sz_n = %d;" % sizes.get("*", 0))
         b.append("std::vector<float*> res;")
         for vi, env in enumerate(variants):
-            k = self.kernel(tcfile, fn, env)
+            k = self.kernel(tcfile, fn, env, dtype)
             g = evalgrid(k["grid"], sizes) if grid is None else grid
             if cap:
                 g = min(g, cap[vi] if isinstance(cap, list) else cap)
@@ -95,7 +100,8 @@ class Prog:
             b.append("void *ws = calloc(1, 64 << 20);")
             args = []
             for p in k["params"]:
-                args.append(p if p != "sz_n" else "sz_n")
+                half = dtype in ("f16", "bf16") and (p.startswith("in_") or p.startswith("out_"))
+                args.append("(unsigned short *)" + p if half else p)
             b.append("launch(%d, %d, %d, %s, [&] { K_%s(%s); });" % (g, k["bx"], k["by"], "true" if k["sync"] else "false",
                      k["tag"], ", ".join(args)))
             for name in outs:

@@ -49,6 +49,15 @@ template <class T, int N> void tc_vstore(T *p, tc_vec<T, N> v) {
     if ((unsigned long long)p % (sizeof(T) * N)) misaligned++;
     memcpy(p, &v, sizeof v);
 }
+/* 16-bit floats (helpers.cuh): their bits, converted as cvt does (the core's) */
+inline float tc_h2f(unsigned short h) { return emu_h2f(h); }
+inline unsigned short tc_f2h(float f) { return emu_f2h(f); }
+inline float tc_bf2f(unsigned short h) { return emu_bf2f(h); }
+inline unsigned short tc_f2bf(float f) { return emu_f2bf(f); }
+inline unsigned tc_f2h2(float lo, float hi) { return (unsigned)tc_f2h(lo) | (unsigned)tc_f2h(hi) << 16; }
+inline unsigned tc_f2bf2(float lo, float hi) { return (unsigned)tc_f2bf(lo) | (unsigned)tc_f2bf(hi) << 16; }
+inline float tc_round_f16(float x) { return tc_h2f(tc_f2h(x)); }
+inline float tc_round_bf16(float x) { return tc_bf2f(tc_f2bf(x)); }
 inline bool tc_aligned(const void *p, int bytes) { return ((tc_u64)p & (tc_u64)(bytes - 1)) == 0; }
 template <class I> I tc_upto(long long v, I n) { return v < (long long)n ? (I)v : n; }
 template <int NT> struct tc_fe_group { unsigned long long ptr[NT]; long long n; long long first; };

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # launch_shapes.sh BUILD_DIR - the tuned launch shapes (src/sched/sched.c:
 # unrolled vector loops of pointwise, whole-tensor and split-column kernels,
-# column slices and blocks, foreach chunks, whole transposed tiles) on the
-# GPU against the reference interpreter (tensorc run --check), at sizes 1,
-# 3, odd and off every vector, unroll and tile multiple, f32/f16/bf16, one
-# or several tensor groups, NaN and inf; once per knob set below, so the
-# paths the defaults do not take are checked too.  Jobs run in parallel
+# column slices and blocks, foreach chunks, whole transposed tiles (scalar,
+# or TENSORC_TILE_VEC's vectors)) on the GPU against the reference
+# interpreter (tensorc run --check), at sizes 1, 3, odd and off every
+# vector, unroll and tile multiple, f32/f16/bf16, one or several tensor
+# groups, NaN and inf; once per knob set below, so the paths the defaults
+# do not take are checked too.  Jobs run in parallel
 # (LS_JOBS, default the CPUs).  Prints FAIL lines (the command, the end of
 # its output), then "N passed, M failed" last; exit 1 on any failure.
 # LS_SETS="VARS|VARS" replaces the knob sets.
@@ -25,7 +26,8 @@ sets=(
     # issue 14's Inductor-shaped launches (bench/causes.json) and the old foreach table read
     "TENSORC_PW_BLOCK=128 TENSORC_FE_STEPS=2 TENSORC_COL_X=16 TENSORC_COL_Y=8 TENSORC_COL_UNROLL=4 TENSORC_LOAD_EF=1 TENSORC_FE_PARAM=0"
     "TENSORC_PW_BLOCK=1024 TENSORC_PW_UNROLL=1 TENSORC_FE_STEPS=1 TENSORC_COL_Y=1 TENSORC_LOAD_EF=1"
-    "TENSORC_PW_ONCE=0 TENSORC_PW_UNROLL=4"
+    # TENSORC_TILE_VEC's whole tiles (16-byte accesses; the set above keeps the scalar whole tiles)
+    "TENSORC_PW_ONCE=0 TENSORC_PW_UNROLL=4 TENSORC_TILE_VEC=1"
     # the A/B winners of session 12 together (candidate defaults)
     "TENSORC_PW_BLOCK=128 TENSORC_FE_STEPS=2 TENSORC_COL_X=16 TENSORC_COL_Y=8 TENSORC_COL_UNROLL=8"
 )
