@@ -196,9 +196,15 @@ tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs
                       "plan is not one kernel over tensor groups (a bug in tensorc)", j->who, f->name);
     /* A plan of cuBLAS calls and copies alone needs no module: no NVRTC
      * compile, no image without entries for the driver to load. */
-    bool kernels = false;
-    for (int i = 0; st == TC_OK && i < plan->nsteps; i++)
+    bool kernels = false, products = false;
+    for (int i = 0; st == TC_OK && i < plan->nsteps; i++) {
         kernels |= plan->steps[i].kind == PSTEP_KERNEL;
+        products |= plan->steps[i].kind == PSTEP_MATMUL;
+    }
+    /* cuBLAS's start-up (dlopen, handle) on a thread of its own while NVRTC
+     * compiles; the first product joins it (rt.h) */
+    if (st == TC_OK && products && kernels && p->loaded_unit != unit)
+        rt_blas_early(rt);
     if (st == TC_OK && (!G || params) && kernels) {
         /* the nvrtc stage (stages.def): NVRTC or the kernel cache, timed */
         double t0 = tc_now_ms();

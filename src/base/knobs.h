@@ -68,6 +68,8 @@ typedef struct tc_knobs {
     /* launches (src/runtime, src/api): -1 unset */
     int cluster_max;        /* TENSORC_CLUSTER_MAX: 1 to 16, a power of two */
     int cluster_block;      /* TENSORC_CLUSTER_BLOCK: 32 to 1024, a power of two */
+    int blas_early;         /* TENSORC_BLAS_EARLY: 0 (cuBLAS loaded at the first matmul, as before) or 1:
+                             * on a thread while the kernels compile (runtime/rt.h) */
     int foreach_wide;       /* TENSORC_FOREACH_WIDE: 0 or 1 (another value is warned about) */
     int rows_regs;          /* TENSORC_ROWS_REGS: 8, 16 (as before) or 32 registers of a row a thread */
     int rows_block;         /* TENSORC_ROWS_BLOCK: 64 to 1024, a power of two: a rows kernel's largest block */

@@ -31,6 +31,7 @@ struct tc_rt *rt_new(int ordinal, const char *cache_dir, const tc_knobs *k)
     /* cu_clusters' defaults */
     rt->cluster_max = k->cluster_max > 0 ? (unsigned)k->cluster_max : 16;
     rt->cluster_block = k->cluster_block > 0 ? (unsigned)k->cluster_block : 256;
+    rt->blas_off = k->blas_early == 0;
     knobs_text(k, rt->knobs, sizeof rt->knobs);
     if (cache_dir && !(rt->cache_dir = strdup(cache_dir))) {
         free(rt);
@@ -58,6 +59,10 @@ void rt_free(struct tc_rt *rt)
     if (!rt)
         return;
     rt_pool_release(&rt->pool, &rt_ops_cuda, rt); /* waits for the device, if it has memory */
+    if (rt->blas_started) {
+        pthread_join(rt->blas_thread, NULL);
+        blas_free(rt->blas_early);
+    }
     if (rt->dev) {
         blas_free(rt->blas);
         for (int i = 0; i < rt->nmods; i++)
@@ -326,9 +331,34 @@ static unsigned cu_resident(void *dev, void *fn, const unsigned block[3], unsign
     return k->res;
 }
 
+static void *blas_early_main(void *arg)
+{
+    struct tc_rt *rt = arg;
+    if (blas_new(rt->dev, &rt->blas_early, NULL) != TC_OK)
+        rt->blas_early = NULL;
+    return NULL;
+}
+
+void rt_blas_early(struct tc_rt *rt)
+{
+    if (!rt->dev || rt->blas || rt->blas_started || rt->blas_off)
+        return;
+    rt->blas_early = NULL;
+    rt->blas_started = pthread_create(&rt->blas_thread, NULL, blas_early_main, rt) == 0;
+}
+
 static tc_status cu_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *d)
 {
     struct tc_rt *rt = dev;
+    if (rt->blas_started) { /* rt_blas_early's handle; none: made here, its error reported */
+        pthread_join(rt->blas_thread, NULL);
+        rt->blas_started = false;
+        if (!rt->blas)
+            rt->blas = rt->blas_early;
+        else
+            blas_free(rt->blas_early);
+        rt->blas_early = NULL;
+    }
     if (!rt->blas) {
         tc_status st = blas_new(rt->dev, &rt->blas, d);
         if (st != TC_OK)

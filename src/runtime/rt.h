@@ -17,7 +17,17 @@
  *     kernel reading garbage (a kernel taking more than the plan passes
  *     goes unnoticed: the driver cannot count parameters without an API
  *     error that sanitizers report);
- *   - a cuBLAS handle, made on the first matmul (blas.h);
+ *   - a cuBLAS handle, made on the first matmul (blas.h), or started
+ *     early: rt_blas_early loads cuBLAS and makes the handle on a thread of
+ *     its own while NVRTC compiles the kernels, and the first matmul joins
+ *     it.  Measured on an H200 in a fresh process (session 22): dlopen of
+ *     libcublas/libcublasLt 55-65 ms (268 with a cold page cache) and
+ *     cublasCreate 3 ms, against NVRTC's ~45 ms for mlp_bwd's kernels;
+ *     the first product's own start-up (~85-130 ms, cuBLAS loading its
+ *     kernels) stays on the caller's thread.  Nothing is shared while it
+ *     runs: the thread writes blas_early alone, read after the join;
+ *     blas_load has its own lock.  A failure there is forgotten: the first
+ *     matmul tries again on its own thread, where the error is reported;
  *   - the pool of temporaries and the workspace (exec.h).
  *
  * rt_ops_cuda (the CUDA implementation of exec.h's rt_ops) takes the
@@ -27,6 +37,8 @@
  */
 #ifndef TC_RT_H
 #define TC_RT_H
+
+#include <pthread.h>
 
 #include "blas.h"
 #include "driver.h"
@@ -64,6 +76,10 @@ struct tc_rt {
     drv_device *dev;            /* NULL until rt_open succeeds */
     jit_ctx *jit;
     blas_ctx *blas;             /* NULL until the first matmul */
+    pthread_t blas_thread;      /* rt_blas_early's, joined by the first matmul or rt_free */
+    bool blas_started;          /* the thread runs (or has run and is not yet joined) */
+    blas_ctx *blas_early;       /* what it made (NULL: it failed); written by it alone */
+    bool blas_off;              /* TENSORC_BLAS_EARLY=0: no such thread */
     rt_module **mods;
     int nmods, capmods;
     rt_pool pool;
@@ -101,6 +117,12 @@ tc_status rt_load(struct tc_rt *rt, const char *source, rt_module **mod, tc_diag
  *  it (origin: this context's kernels, no JIT time), as rt_load's memory
  *  path would. */
 void rt_reuse(struct tc_rt *rt);
+
+/*! rt_blas_early(): start loading cuBLAS and making the handle on a
+ *  thread of its own, for a plan with matmul steps, before its kernels
+ *  compile (see above; TENSORC_BLAS_EARLY=0: never).  Nothing when the
+ *  device is not open, the handle exists or the thread is started. */
+void rt_blas_early(struct tc_rt *rt);
 
 /*! rt_run(): rt_exec of plan with mod's kernels, on stream. */
 tc_status rt_run(struct tc_rt *rt, rt_module *mod, const tc_plan *plan, const rt_args *a,
