@@ -19,7 +19,9 @@
  * differences' own rounding (each output rounded once a side, in its dtype,
  * weighted by |cot| at the worst signs, over 2h; both NaN agrees too) at h,
  * or else at h/10 or h/100 (a kink within h of the point moves the
- * differences, not the gradient), 1 otherwise.
+ * differences, not the gradient), or else at 10h or 100h (outputs whose
+ * rounding is far above one rounding of their value: cos of a large
+ * argument), 1 otherwise.
  *
  * Each function's vjp pair (`fn f__fwd, f__bwd = vjp(f)`) is checked too:
  * the forward's outputs against f's, the backward's (fed what the forward
@@ -423,9 +425,17 @@ static int check_fn(tc_ctx *ctx, const char *src, size_t len, const char *file, 
              * agree (a wrong gradient disagrees at each; seed 2 #1455's
              * abs(y - x) had |y - x| < 1e-6: -3.26 against -3.57 at 1e-6,
              * 7.5e-8 apart at 1e-7) */
+            /* Then at 10h and 100h: where an output's rounding is far above
+             * one rounding of its value, the differences at h are off by it
+             * over 2h (seed 4 #1417: x * cos(v8) with v8 = exp(...) up to
+             * ~2300, the outputs' rounding ~1e-11 against ~3e-14 counted:
+             * at h = 1e-6 the differences are 1.2e-5 off, 9e-5 at 1e-8, and
+             * 5e-9 at 1e-4, where the truncation is 3e-7 at 1e-3 and falls
+             * as h^2).  A wrong gradient still disagrees at all five. */
             double h = step;
-            for (int tries = 0; !agrees(fd, g, noise) && tries < 2 && !bad; tries++) {
-                h /= 10;
+            static const double scale[] = {0.1, 0.01, 10, 100};
+            for (int tries = 0; !agrees(fd, g, noise) && tries < 4 && !bad; tries++) {
+                h = step * scale[tries];
                 bad = differences(p, ctx, file, fn, fargs, nf, no, out, cot, plus, x, e, h, &fd, &noise);
             }
             if (bad)
