@@ -48,7 +48,7 @@ static const struct {
     {"TENSORC_FULL_UNROLL", offsetof(tc_knobs, full_unroll), 1, 8, POW2, false},
     {"TENSORC_COL_UNROLL", offsetof(tc_knobs, col_unroll), 1, 16, ANY, false},
     {"TENSORC_TILE_WHOLE", offsetof(tc_knobs, tile_whole), 0, 1, ANY, false},
-    {"TENSORC_TILE_VEC", offsetof(tc_knobs, tile_vec), 0, 1, ANY, false},
+    {"TENSORC_TILE_VEC", offsetof(tc_knobs, tile_vec), 0, 2, ANY, false},
     {"TENSORC_FE_STEPS", offsetof(tc_knobs, fe_steps), 1, 64, ANY, false},
     {"TENSORC_PW_BLOCK", offsetof(tc_knobs, pw_block), 32, 1024, POW2, false},
     {"TENSORC_PW_ONCE", offsetof(tc_knobs, pw_once), 0, 1, ANY, false},

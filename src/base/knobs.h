@@ -47,7 +47,7 @@ typedef struct tc_knobs {
     int full_unroll;        /* TENSORC_FULL_UNROLL: 1, 2, 4 or 8 */
     int col_unroll;         /* TENSORC_COL_UNROLL: 1 to 16 */
     int tile_whole;         /* TENSORC_TILE_WHOLE: 0 or 1 */
-    int tile_vec;           /* TENSORC_TILE_VEC: 0 (4-byte accesses, as before) or 1 */
+    int tile_vec;           /* TENSORC_TILE_VEC: 0 (4-byte accesses, as before), 1 or 2 (64 x 64 tiles) */
     int fe_steps;           /* TENSORC_FE_STEPS: 1 to 64 */
     int pw_block;           /* TENSORC_PW_BLOCK: 32 to 1024, a power of two */
     int pw_once;            /* TENSORC_PW_ONCE: 0 (the vector test inside if (vok_), as before) or 1 */

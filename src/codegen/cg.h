@@ -178,6 +178,8 @@ typedef struct cg {
          * into an array, one vector a step, before computing any */
         struct cg_hload { const char *type, *name, *addr; int n; } *hl;
         int nhl, caphl;
+        bool hoist_all;      /* every vector load recorded so whatever ksched.unroll
+                              * (tiled.c's 64 x 64 tiles load them before a barrier) */
         /* rows chunks (the online pair's whole vectors): the pair takes a
          * thread's vector in one update (accum.c), its values gathered here */
         bool onvec;

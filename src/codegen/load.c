@@ -82,7 +82,7 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
         /* a load whose address is the buffer plus index variables (and a
          * number) may run first: see g->v.hoist */
         /* (a rows kernel's online chunk, codegen/rows.c: every load too) */
-        bool unrolled = g->v.hoist && (g->ks->unroll > 1 || g->ks->online_sum);
+        bool unrolled = g->v.hoist && (g->ks->unroll > 1 || g->ks->online_sum || g->v.hoist_all);
         /* at most 64 KB of slots a block (two wide blocks a SM); loads past
          * that read global memory as without the pipe */
         /* (column partials: a load the same in every row, a weight, stays a

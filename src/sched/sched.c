@@ -280,19 +280,22 @@ static void passes(const sctx *x, const fkernel *k, ksched *ks, int *phase_of, i
     }
 }
 
-/* SCH_POINTWISE with a read contiguous along axis ks->tile: 32 x 32 tiles. */
+/* SCH_POINTWISE with a read contiguous along axis ks->tile: 32 x 32 tiles,
+ * or 64 x 64 under TENSORC_TILE_VEC=2 where every access is 4 bytes or
+ * narrower (codegen/tiled.c; 8-byte types keep 32). */
 static void sched_tiles(const sctx *x, const fkernel *k, ksched *ks)
 {
     tc_dimctx *c = x->c;
     ks->kind = SCH_POINTWISE;
     ks->block[0] = 32;
     ks->block[1] = 8;
+    ks->tw = x->f->knobs.tile_vec == 2 && sched_widest(k) <= 4 ? 64 : 32;
     const tc_dim *da = k->dom[k->rank - 1], *db = k->dom[ks->tile];
     /* one statement each: a dim's atoms are ordered by creation, and the
      * order two arguments are evaluated in is the compiler's (gcc and
      * clang printed different grids) */
-    const tc_dim *tb = dim_ceildiv(c, db, dim_const(c, 32));
-    const tc_dim *ta = dim_ceildiv(c, da, dim_const(c, 32));
+    const tc_dim *tb = dim_ceildiv(c, db, dim_const(c, ks->tw));
+    const tc_dim *ta = dim_ceildiv(c, da, dim_const(c, ks->tw));
     const tc_dim *tiles = dim_mul(c, ta, tb);
     const tc_dim *batch = dim_const(c, 1);
     for (int v = 0; v < k->rank - 1; v++)
@@ -300,8 +303,11 @@ static void sched_tiles(const sctx *x, const fkernel *k, ksched *ks)
             batch = dim_mul(c, batch, k->dom[v]);
     ks->grid = dim_mul(c, tiles, batch);
     ks->unroll = knob(x->f->knobs.tile_whole, TILE_WHOLE) ? 2 : 1;
-    ks->why = "a read is contiguous along another axis than the output's: 32 x 32 tiles "
-              "through shared memory, so reads and writes are both coalesced";
+    ks->why = ks->tw == 64 ? "a read is contiguous along another axis than the output's: 64 x 64 tiles "
+                             "through shared memory, so reads and writes are both coalesced "
+                             "(TENSORC_TILE_VEC=2: 16-byte accesses where whole)"
+                           : "a read is contiguous along another axis than the output's: 32 x 32 tiles "
+                             "through shared memory, so reads and writes are both coalesced";
 }
 
 /* SCH_POINTWISE: grid-stride vectors; foreach for an elementwise function. */
@@ -635,8 +641,8 @@ void sched_print(tc_buf *b, const sfn *s)
         }
         buf_putc(b, '\n');
         if (ks->kind == SCH_POINTWISE && ks->tile >= 0)
-            buf_printf(b, "    tiles of 32 x 32 over axes %d (rows of a tile) and %d\n", ks->tile,
-                       ks->k->rank - 1);
+            buf_printf(b, "    tiles of %d x %d over axes %d (rows of a tile) and %d\n", ks->tw, ks->tw,
+                       ks->tile, ks->k->rank - 1);
         else if (ks->kind == SCH_POINTWISE || (ks->kind == SCH_FULL && ks->vec > 1))
             buf_printf(b, "    vector width %d\n", ks->vec);
         if (ks->unroll > 1 && ks->tile >= 0)

@@ -188,7 +188,9 @@ typedef struct ksched {
     int rblock;             /* SCH_ROWS carrying column partials (fuse.h): rows a block takes
                              * (fuse_col_rows; the grid is a block per rblock rows), else 0 */
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous
-                             * along (32 x 32 shared-memory tiles), or -1 */
+                             * along (tw x tw shared-memory tiles), or -1 */
+    int tw;                 /* tiled: the tiles' side, 32, or 64 under TENSORC_TILE_VEC=2
+                             * (codegen/tiled.c); the grid counts tiles of it */
     int split;              /* SCH_COLUMNS: slices of the reduced range, one block each (0: none) */
     bool foreach;           /* SCH_POINTWISE of an elementwise function: runs over tensor groups */
     int chunk;              /* foreach: elements a block takes of one group */

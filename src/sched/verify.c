@@ -168,6 +168,8 @@ void sched_verify(const sfn *s, tc_arena *a, tc_diag *d)
             bad(s, i, d, "the strategy does not fit the kernel's kind");
         if (ks->tile < -1 || (ks->tile >= 0 && (ks->tile >= k->rank - 1 || ks->kind != SCH_POINTWISE)))
             bad(s, i, d, "tiles along no axis before the last");
+        if (ks->tile >= 0 && ks->tw != 32 && ks->tw != 64)
+            bad(s, i, d, "tiles whose side is neither 32 nor 64");
         /* codegen's unrolled loop: a power of two of vectors, and a foreach
          * chunk a whole number of its steps */
         if (ks->unroll < 1 || ks->unroll > 16 ||

@@ -1,4 +1,4 @@
-"""case2.py - tiled transpose_add and two_out, whole tiles (scalar or TENSORC_TILE_VEC's vectors) or tested steps (6 shapes, a grid of 2; transpose_add also with misaligned bases, f16 and bf16), and split columns col_sum, col_stats, mid_mean at every column unroll (1 to 16) under three slice and block settings: bitwise equal.
+"""case2.py - tiled transpose_add and two_out, whole tiles (scalar or TENSORC_TILE_VEC's vectors, 32 x 32 or 64 x 64) or tested steps (14 shapes, a grid of 2; transpose_add also with misaligned bases, f16 and bf16), and split columns col_sum, col_stats, mid_mean at every column unroll (1 to 16) under three slice and block settings: bitwise equal.
 Quick (TC_EMU_QUICK=1): the columns at unrolls 1, 3 and 16 beside the default (not 2, 4, 8) and 5 of their 7 shapes
 (not 517 x 130, 2049 x 4); the tiles and mid_mean whole."""
 import os
@@ -11,12 +11,17 @@ base = {}
 # (TENSORC_TILE_VEC: whole tiles' accesses 4 elements at once; offsets of
 # one element misalign the vectors of x (phase 1) or y and out (phase 2),
 # and odd row pitches (33, 65) some threads' vectors: those go one by one)
-tv = [base, {"TENSORC_TILE_WHOLE": "0"}, {"TENSORC_TILE_VEC": "1"}]
-for (N, M) in [(1, 1), (3, 5), (33, 65), (100, 31), (64, 96), (65, 33)]:
+# TENSORC_TILE_VEC=2: 64 x 64 tiles, whole ones 4 vectors a thread a phase,
+# partial ones four 32 x 32 subtiles (with TENSORC_TILE_WHOLE=1: each split
+# whole/edge); the sizes 1, 63, 64, 65, 127, 129 in each axis
+tv = [base, {"TENSORC_TILE_WHOLE": "0"}, {"TENSORC_TILE_VEC": "1"}, {"TENSORC_TILE_VEC": "2"},
+      {"TENSORC_TILE_VEC": "2", "TENSORC_TILE_WHOLE": "1"}]
+for (N, M) in [(1, 1), (3, 5), (33, 65), (100, 31), (64, 96), (65, 33), (1, 64), (64, 1), (63, 65), (65, 63),
+               (64, 64), (127, 129), (129, 127), (128, 192)]:
     P.plain(PROG, "transpose_add", tv, {"N": N, "M": M}, {"x": N * M, "y": M * N}, {"out": M * N}, specials=1)
     P.plain(PROG, "two_out", tv, {"N": N, "D": M}, {"x": N * M, "s": N}, {"p": N * M, "q": N * M}, specials=1)
     P.plain(PROG, "transpose_add", tv, {"N": N, "M": M}, {"x": N * M, "y": M * N}, {"out": M * N}, grid=2)
-for (N, M) in [(64, 96), (33, 65), (96, 40)]:
+for (N, M) in [(64, 96), (33, 65), (96, 40), (128, 192), (130, 67)]:
     for off in [{"x": 1}, {"y": 2}, {"out_out": 3}, {"x": 2, "y": 1, "out_out": 1}]:
         P.plain(PROG, "transpose_add", tv, {"N": N, "M": M}, {"x": N * M, "y": M * N}, {"out": M * N}, off=off,
                 specials=1)

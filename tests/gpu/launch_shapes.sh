@@ -2,7 +2,7 @@
 # launch_shapes.sh BUILD_DIR - the tuned launch shapes (src/sched/sched.c:
 # unrolled vector loops of pointwise, whole-tensor and split-column kernels,
 # column slices and blocks, foreach chunks, whole transposed tiles (scalar,
-# or TENSORC_TILE_VEC's vectors)) on the GPU against the reference
+# or TENSORC_TILE_VEC's vectors, 32 x 32 or 64 x 64)) on the GPU against the reference
 # interpreter (tensorc run --check), at sizes 1, 3, odd and off every
 # vector, unroll and tile multiple, f32/f16/bf16, one or several tensor
 # groups, NaN and inf; once per knob set below, so the paths the defaults
@@ -28,6 +28,8 @@ sets=(
     "TENSORC_PW_BLOCK=1024 TENSORC_PW_UNROLL=1 TENSORC_FE_STEPS=1 TENSORC_COL_Y=1 TENSORC_LOAD_EF=1"
     # TENSORC_TILE_VEC's whole tiles (16-byte accesses; the set above keeps the scalar whole tiles)
     "TENSORC_PW_ONCE=0 TENSORC_PW_UNROLL=4 TENSORC_TILE_VEC=1"
+    # TENSORC_TILE_VEC=2's 64 x 64 tiles (whole: 4 vectors a thread a phase; partial: 32 x 32 subtiles)
+    "TENSORC_TILE_VEC=2"
     # the A/B winners of session 12 together (candidate defaults)
     "TENSORC_PW_BLOCK=128 TENSORC_FE_STEPS=2 TENSORC_COL_X=16 TENSORC_COL_Y=8 TENSORC_COL_UNROLL=8"
 )
@@ -43,10 +45,13 @@ for dt in f32 f16 bf16; do
     for s in N=1031,D=37 N=777,D=1028; do add --fn col_sum --dtype T=$dt --shape $s; done
     for n in 4097 1048579; do add --fn full_sum --dtype T=$dt --shape "*=$n" --seed $n; done
     add --fn transpose_add --dtype T=$dt --shape N=517,M=1029
+    add --fn transpose_add --dtype T=$dt --shape N=129,M=192
 done
 for s in N=1,D=1 N=3,D=5 N=5,D=4096 N=17,D=8190 N=1000,D=12; do add --fn bias_gelu --shape $s; done
 for s in N=3,D=5 N=33,D=4100 N=1000,D=12; do add --fn two_out --shape $s; done
-for s in N=1,M=1 N=3,M=5 N=33,M=65 N=100,M=31 N=1024,M=96; do add --fn transpose_add --shape $s; done
+for s in N=1,M=1 N=3,M=5 N=33,M=65 N=100,M=31 N=1024,M=96 N=63,M=65 N=64,M=64 N=127,M=129; do
+    add --fn transpose_add --shape $s
+done
 for s in N=1,D=1 N=3,D=5 N=4097,D=130 N=16385,D=4 N=300,D=4096 N=513,D=4099; do add --fn col_sum --shape $s; done
 for s in N=1031,D=37 N=4097,D=130 N=513,D=4099; do add --fn col_stats --shape $s; done
 for s in B=3,N=1031,D=37 B=2,N=513,D=128 B=5,N=2,D=4; do add --fn mid_mean --shape $s; done

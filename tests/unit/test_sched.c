@@ -286,7 +286,7 @@ static int check_grids(const sfn *s, const tc_dimbind *b, int nb)
             FAIL(s, i, "grid cap %lld", (long long)ks->grid_cap);
         int64_t threads = (int64_t)ks->block[0] * ks->block[1] * ks->block[2];
         if (ks->kind == SCH_POINTWISE) {
-            int64_t per = ks->foreach ? ks->chunk : ks->tile >= 0 ? 32 * 32 : threads * ks->vec * ks->unroll;
+            int64_t per = ks->foreach ? ks->chunk : ks->tile >= 0 ? (int64_t)ks->tw * ks->tw : threads * ks->vec * ks->unroll;
             if (grid * per < numel)
                 FAIL(s, i, "grid %lld of %lld elements each does not cover %lld", (long long)grid,
                      (long long)per, (long long)numel);
