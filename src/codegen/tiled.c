@@ -120,7 +120,7 @@ static tvec tile_vec(cg *g, bool t64)
     tvec tv = {0};
     const fkernel *k = g->k;
     int A = k->rank - 1, B = g->tl.axis, n0 = g->tl.nload;
-    if (g->f->knobs.tile_vec != (t64 ? 2 : 1) || (t64 && n0 > 2)) /* 64 x 65 x 4 bytes an operand */
+    if (g->ks->tvec != (t64 ? 2 : 1) || (t64 && n0 > 2)) /* 64 x 65 x 4 bytes an operand */
         return tv;
     /* the stores run along a, the tiles' reads along b; 4-byte types or narrower */
     for (int i = 0; i < k->nstores; i++) {

@@ -37,7 +37,7 @@ enum { BLOCK = 256, PW_BLOCK = 128, FULL_GRID_CAP = 1024, COL_X = 16, COL_Y = 8,
  * Whole-tensor reductions 4 vectors a step (2026-11-28, session 21, two
  * calls: full_sum 66.8 -> 64.5 us, 2: 65.1, 8: 64.4; grid caps of 528 to
  * 2112 no better; 64M f32). */
-enum { PW_UNROLL = 2, FULL_UNROLL = 4, COL_SPLIT = 32, COL_UNROLL = 8, TILE_WHOLE = 0,
+enum { PW_UNROLL = 2, FULL_UNROLL = 4, COL_SPLIT = 32, COL_UNROLL = 8, TILE_WHOLE = 0, TILE_VEC = 2,
        LOADS_IN_FLIGHT = 8 };
 
 /* Tuning knobs for measuring launch shapes (bench/README.md): the
@@ -280,16 +280,19 @@ static void passes(const sctx *x, const fkernel *k, ksched *ks, int *phase_of, i
     }
 }
 
-/* SCH_POINTWISE with a read contiguous along axis ks->tile: 32 x 32 tiles,
- * or 64 x 64 under TENSORC_TILE_VEC=2 where every access is 4 bytes or
- * narrower (codegen/tiled.c; 8-byte types keep 32). */
+/* SCH_POINTWISE with a read contiguous along axis ks->tile: 64 x 64 tiles
+ * (TENSORC_TILE_VEC=2, the default since session 22: transpose_add 8192^2
+ * f32 191.4 us against 194.4 for 32 x 32 and 207.8 for 32 x 32 with
+ * vectors, H200, one call) where every access is 4 bytes or narrower,
+ * else 32 x 32 (codegen/tiled.c; 8-byte types keep 32). */
 static void sched_tiles(const sctx *x, const fkernel *k, ksched *ks)
 {
     tc_dimctx *c = x->c;
     ks->kind = SCH_POINTWISE;
     ks->block[0] = 32;
     ks->block[1] = 8;
-    ks->tw = x->f->knobs.tile_vec == 2 && sched_widest(k) <= 4 ? 64 : 32;
+    ks->tvec = knob(x->f->knobs.tile_vec, TILE_VEC);
+    ks->tw = ks->tvec == 2 && sched_widest(k) <= 4 ? 64 : 32;
     const tc_dim *da = k->dom[k->rank - 1], *db = k->dom[ks->tile];
     /* one statement each: a dim's atoms are ordered by creation, and the
      * order two arguments are evaluated in is the compiler's (gcc and

@@ -7,7 +7,8 @@
  *                  contiguously along the last dim and aligned (checked at
  *                  run time per vector), scalar code for the rest and tails.
  *                  When a read is contiguous along another axis (x.T + y),
- *                  32 x 32 tiles staged through shared memory instead.
+ *                  64 x 64 tiles (32 x 32 for 8-byte types, TENSORC_TILE_VEC)
+ *                  staged through shared memory instead.
  *   SCH_ROWS       reduction over trailing axes: a block per row (grid-stride
  *                  over rows), the block's threads stride the row; one pass
  *                  per phase (reductions that need an earlier one's result
@@ -189,6 +190,7 @@ typedef struct ksched {
                              * (fuse_col_rows; the grid is a block per rblock rows), else 0 */
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous
                              * along (tw x tw shared-memory tiles), or -1 */
+    int tvec;               /* tiled: TENSORC_TILE_VEC's value (0, 1 or 2, the default) */
     int tw;                 /* tiled: the tiles' side, 32, or 64 under TENSORC_TILE_VEC=2
                              * (codegen/tiled.c); the grid counts tiles of it */
     int split;              /* SCH_COLUMNS: slices of the reduced range, one block each (0: none) */

@@ -13,8 +13,9 @@ base = {}
 # and odd row pitches (33, 65) some threads' vectors: those go one by one)
 # TENSORC_TILE_VEC=2: 64 x 64 tiles, whole ones 4 vectors a thread a phase,
 # partial ones four 32 x 32 subtiles (with TENSORC_TILE_WHOLE=1: each split
-# whole/edge); the sizes 1, 63, 64, 65, 127, 129 in each axis
-tv = [base, {"TENSORC_TILE_WHOLE": "0"}, {"TENSORC_TILE_VEC": "1"}, {"TENSORC_TILE_VEC": "2"},
+# whole/edge; the default since session 22: base); the sizes 1, 63, 64, 65,
+# 127, 129 in each axis; TENSORC_TILE_VEC=0 the 32 x 32 scalar tiles
+tv = [base, {"TENSORC_TILE_WHOLE": "0"}, {"TENSORC_TILE_VEC": "1"}, {"TENSORC_TILE_VEC": "0"},
       {"TENSORC_TILE_VEC": "2", "TENSORC_TILE_WHOLE": "1"}]
 for (N, M) in [(1, 1), (3, 5), (33, 65), (100, 31), (64, 96), (65, 33), (1, 64), (64, 1), (63, 65), (65, 63),
                (64, 64), (127, 129), (129, 127), (128, 192)]:

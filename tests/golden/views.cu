@@ -237,7 +237,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_1(
 
 /* ---- fn permute_add ---- */
 
-/* kernel 0: a read is contiguous along another axis than the output's: 32 x 32 tiles through shared memory, so reads and writes are both coalesced */
+/* kernel 0: a read is contiguous along another axis than the output's: 64 x 64 tiles through shared memory, so reads and writes are both coalesced (TENSORC_TILE_VEC=2: 16-byte accesses where whole) */
 extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_2(
     const float *__restrict__ in_x,
     const float *__restrict__ in_y,
@@ -246,32 +246,122 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_2(
     const idx_t sz_C,
     const idx_t sz_A)
 {
-    __shared__ float tile0[32][33]; /* +1: no bank conflicts */
+    __shared__ float tile0[64][65]; /* +1: no bank conflicts */
     const idx_t na = sz_B, nb = sz_C;
-    const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;
+    const idx_t ta_n = (na + 63) / 64, tb_n = (nb + 63) / 64;
     const idx_t tiles = ta_n * tb_n * sz_A;
     for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {
         const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;
         const idx_t i1 = rest;
-        #pragma unroll
-        for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */
-            const idx_t i2 = ta * 32 + threadIdx.y + 8 * kk, i0 = tb * 32 + threadIdx.x;
-            if (i2 < na && i0 < nb) {
-                tile0[threadIdx.y + 8 * kk][threadIdx.x] = in_x[sz_B*sz_C*i1 + sz_C*i2 + i0];
+        if (na - ta * 64 >= 64 && nb - tb * 64 >= 64) { /* a whole tile */
+            /* phase 1 reads 4 vectors of 4 along b a thread, phase 2 stores 4 along a */
+            const int a_ = threadIdx.y / 2 * 4 + threadIdx.x / 8, b_ = threadIdx.y % 2 * 32 + threadIdx.x % 8 * 4;
+            const int la_ = b_, lb0_ = a_; /* phase 2's: la_ + e, lb0_ + 16 r_ */
+            bool vok_ = true; /* every access of the thread aligned (& : no branches) */
+            #pragma unroll
+            for (int r_ = 0; r_ < 4; r_++) {
+                {
+                    const idx_t i2 = ta * 64 + a_ + 16 * r_, i0 = tb * 64 + b_;
+                    vok_ = vok_ &
+                        tc_aligned(in_x + sz_B*sz_C*i1 + sz_C*i2 + i0, 16);
+                }
+                {
+                    const idx_t i2 = ta * 64 + la_, i0 = tb * 64 + lb0_ + 16 * r_;
+                    vok_ = vok_ &
+                        tc_aligned(in_y + sz_A*sz_B*i0 + sz_B*i1 + i2, 16) &
+                        tc_aligned(out_out + sz_A*sz_B*i0 + sz_B*i1 + i2, 16);
+                }
+            }
+            tc_vec<float, 4> tile0_v[4];
+            tc_vec<float, 4> v3_u[4];
+            if (vok_) { /* phase 1's vectors (x), then phase 2's (y): all in flight */
+                #pragma unroll
+                for (int r_ = 0; r_ < 4; r_++) {
+                    const idx_t i2 = ta * 64 + a_ + 16 * r_, i0 = tb * 64 + b_;
+                    tile0_v[r_] = tc_vload<float, 4>(in_x + sz_B*sz_C*i1 + sz_C*i2 + i0);
+                }
+                #pragma unroll
+                for (int r_ = 0; r_ < 4; r_++) {
+                    const idx_t i2 = ta * 64 + la_, i0 = tb * 64 + lb0_ + 16 * r_;
+                    v3_u[r_] = tc_vload<float, 4>(in_y + sz_A*sz_B*i0 + sz_B*i1 + i2);
+                }
+            } else { /* not aligned: phase 1's elements one by one (phase 2's after the barrier) */
+                #pragma unroll
+                for (int r_ = 0; r_ < 4; r_++) {
+                    const idx_t i2 = ta * 64 + a_ + 16 * r_, i0 = tb * 64 + b_;
+                    tile0_v[r_].v[0] = in_x[sz_B*sz_C*i1 + sz_C*i2 + i0];
+                    tile0_v[r_].v[1] = in_x[sz_B*sz_C*i1 + sz_C*i2 + i0 + 1];
+                    tile0_v[r_].v[2] = in_x[sz_B*sz_C*i1 + sz_C*i2 + i0 + 2];
+                    tile0_v[r_].v[3] = in_x[sz_B*sz_C*i1 + sz_C*i2 + i0 + 3];
+                }
+            }
+            /* the tiles from phase 1's registers */
+            #pragma unroll
+            for (int r_ = 0; r_ < 4; r_++) {
+                tile0[a_ + 16 * r_][b_ + 0] = tile0_v[r_].v[0];
+                tile0[a_ + 16 * r_][b_ + 1] = tile0_v[r_].v[1];
+                tile0[a_ + 16 * r_][b_ + 2] = tile0_v[r_].v[2];
+                tile0[a_ + 16 * r_][b_ + 3] = tile0_v[r_].v[3];
+            }
+            __syncthreads();
+            /* phase 2: compute and store along a, 4 vectors of 4 a thread */
+            if (vok_) {
+                #pragma unroll
+                for (int r_ = 0; r_ < 4; r_++) {
+                    const int lb_ = lb0_ + 16 * r_;
+                    const idx_t i2 = ta * 64 + la_, i0 = tb * 64 + lb_;
+                    const tc_vec<float, 4> v3 = v3_u[r_];
+                    const float t4 = v3.v[0];                                   // views.tc:19
+                    const float t5 = tile0[la_][lb_] + t4;                      // views.tc:20
+                    const float t6 = v3.v[1];                                   // views.tc:19
+                    const float t7 = tile0[la_ + 1][lb_] + t6;                  // views.tc:20
+                    const float t8 = v3.v[2];                                   // views.tc:19
+                    const float t9 = tile0[la_ + 2][lb_] + t8;                  // views.tc:20
+                    const float t10 = v3.v[3];                                  // views.tc:19
+                    const float t11 = tile0[la_ + 3][lb_] + t10;                // views.tc:20
+                    tc_vstore<float, 4>(out_out + sz_A*sz_B*i0 + sz_B*i1 + i2, {{t5, t7, t9, t11}}); // views.tc:20
+                }
+            } else { /* not aligned: one by one */
+                #pragma unroll 1
+                for (int r_ = 0; r_ < 4; r_++) {
+                    const int lb_ = lb0_ + 16 * r_;
+                    #pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const idx_t i2 = ta * 64 + la_ + e, i0 = tb * 64 + lb_;
+                        const float t12 = in_y[sz_A*sz_B*i0 + sz_B*i1 + i2];        // views.tc:19
+                        const float t13 = tile0[la_ + e][lb_] + t12;                // views.tc:20
+                        out_out[sz_A*sz_B*i0 + sz_B*i1 + i2] = t13;                 // views.tc:20
+                    }
+                }
+            }
+            __syncthreads(); /* the tiles are reused by the next iteration */
+        } else {
+            #pragma unroll 1
+            for (int s_ = 0; s_ < 4; s_++) { /* four 32 x 32 subtiles, as 32 x 32 tiles */
+                const idx_t a0_ = ta * 64 + s_ % 2 * 32, b0_ = tb * 64 + s_ / 2 * 32;
+                if (a0_ >= na || b0_ >= nb)
+                    continue; /* (the block's every thread) */
+                #pragma unroll
+                for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */
+                    const idx_t i2 = a0_ + threadIdx.y + 8 * kk, i0 = b0_ + threadIdx.x;
+                    if (i2 < na && i0 < nb) {
+                        tile0[threadIdx.y + 8 * kk][threadIdx.x] = in_x[sz_B*sz_C*i1 + sz_C*i2 + i0];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */
+                    const idx_t i2 = a0_ + threadIdx.x, i0 = b0_ + threadIdx.y + 8 * kk;
+                    if (i2 < na && i0 < nb) {
+                        const float t0 = tile0[threadIdx.x][threadIdx.y + 8 * kk];  // views.tc:19
+                        const float t1 = in_y[sz_A*sz_B*i0 + sz_B*i1 + i2];         // views.tc:19
+                        const float t2 = t0 + t1;                                   // views.tc:20
+                        out_out[sz_A*sz_B*i0 + sz_B*i1 + i2] = t2;                  // views.tc:20
+                    }
+                }
+                __syncthreads(); /* the tiles are reused by the next iteration */
             }
         }
-        __syncthreads();
-        #pragma unroll
-        for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */
-            const idx_t i2 = ta * 32 + threadIdx.x, i0 = tb * 32 + threadIdx.y + 8 * kk;
-            if (i2 < na && i0 < nb) {
-                const float t0 = tile0[threadIdx.x][threadIdx.y + 8 * kk];  // views.tc:19
-                const float t1 = in_y[sz_A*sz_B*i0 + sz_B*i1 + i2];         // views.tc:19
-                const float t2 = t0 + t1;                                   // views.tc:20
-                out_out[sz_A*sz_B*i0 + sz_B*i1 + i2] = t2;                  // views.tc:20
-            }
-        }
-        __syncthreads(); /* the tiles are reused by the next iteration */
     }
 }
 
@@ -655,7 +745,7 @@ launch plan of permute_add (32-bit indices):
   buffer in_x         param  f32[A, B, C]
   buffer in_y         param  f32[C, A, B]
   buffer out_out      output f32[C, A, B]
-  step 0: tc_poi_fused_add_2<<<A*((C + 31)/32)*((B + 31)/32), [32, 8, 1]>>>(in_x, in_y, out_out, B, C, A)
+  step 0: tc_poi_fused_add_2<<<A*((C + 63)/64)*((B + 63)/64), [32, 8, 1]>>>(in_x, in_y, out_out, B, C, A)
 launch plan of transpose_flatten (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N*D]

@@ -28,8 +28,9 @@ sets=(
     "TENSORC_PW_BLOCK=1024 TENSORC_PW_UNROLL=1 TENSORC_FE_STEPS=1 TENSORC_COL_Y=1 TENSORC_LOAD_EF=1"
     # TENSORC_TILE_VEC's whole tiles (16-byte accesses; the set above keeps the scalar whole tiles)
     "TENSORC_PW_ONCE=0 TENSORC_PW_UNROLL=4 TENSORC_TILE_VEC=1"
-    # TENSORC_TILE_VEC=2's 64 x 64 tiles (whole: 4 vectors a thread a phase; partial: 32 x 32 subtiles)
-    "TENSORC_TILE_VEC=2"
+    # TENSORC_TILE_VEC=0: 32 x 32 tiles, scalar accesses (the default before session 22: 64 x 64
+    # tiles, whole ones 4 vectors a thread a phase, partial ones 32 x 32 subtiles)
+    "TENSORC_TILE_VEC=0"
     # the A/B winners of session 12 together (candidate defaults)
     "TENSORC_PW_BLOCK=128 TENSORC_FE_STEPS=2 TENSORC_COL_X=16 TENSORC_COL_Y=8 TENSORC_COL_UNROLL=8"
 )
