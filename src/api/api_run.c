@@ -199,7 +199,13 @@ tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs
     bool kernels = false, products = false;
     for (int i = 0; st == TC_OK && i < plan->nsteps; i++) {
         kernels |= plan->steps[i].kind == PSTEP_KERNEL;
-        products |= plan->steps[i].kind == PSTEP_MATMUL;
+        if (plan->steps[i].kind == PSTEP_MATMUL && !products) {
+            /* one that runs at these sizes (a guarded cuBLAS step beside
+             * a generated kernel may not: gated_mlp at M = 16) */
+            rt_args ra = {.dims = j->binds, .ndims = j->nbinds};
+            bool runs = false;
+            products = rt_step_runs(plan, i, &ra, &runs, NULL) == TC_OK && runs;
+        }
     }
     /* cuBLAS's start-up (dlopen, handle) on a thread of its own while NVRTC
      * compiles; the first product joins it (rt.h) */

@@ -31,7 +31,7 @@ struct tc_rt *rt_new(int ordinal, const char *cache_dir, const tc_knobs *k)
     /* cu_clusters' defaults */
     rt->cluster_max = k->cluster_max > 0 ? (unsigned)k->cluster_max : 16;
     rt->cluster_block = k->cluster_block > 0 ? (unsigned)k->cluster_block : 256;
-    rt->blas_off = k->blas_early == 0;
+    rt->blas_off = k->blas_early != 1; /* off unless asked for (rt.h) */
     knobs_text(k, rt->knobs, sizeof rt->knobs);
     if (cache_dir && !(rt->cache_dir = strdup(cache_dir))) {
         free(rt);

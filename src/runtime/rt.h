@@ -17,14 +17,21 @@
  *     kernel reading garbage (a kernel taking more than the plan passes
  *     goes unnoticed: the driver cannot count parameters without an API
  *     error that sanitizers report);
- *   - a cuBLAS handle, made on the first matmul (blas.h), or started
- *     early: rt_blas_early loads cuBLAS and makes the handle on a thread of
- *     its own while NVRTC compiles the kernels, and the first matmul joins
- *     it.  Measured on an H200 in a fresh process (session 22): dlopen of
- *     libcublas/libcublasLt 55-65 ms (268 with a cold page cache) and
- *     cublasCreate 3 ms, against NVRTC's ~45 ms for mlp_bwd's kernels;
- *     the first product's own start-up (~85-130 ms, cuBLAS loading its
- *     kernels) stays on the caller's thread.  Nothing is shared while it
+ *   - a cuBLAS handle, made on the first matmul (blas.h), or, with
+ *     TENSORC_BLAS_EARLY=1, started early: rt_blas_early loads cuBLAS and
+ *     makes the handle on a thread of its own while NVRTC compiles the
+ *     kernels, and the first matmul joins it.  Measured on an H200 in a
+ *     fresh process (session 22): dlopen of libcublas/libcublasLt 55-65 ms
+ *     (268 with a cold page cache) and cublasCreate 3 ms, against NVRTC's
+ *     ~45 ms for mlp_bwd's kernels; the first product's own start-up
+ *     (~85-130 ms, cuBLAS loading its kernels) stays on the caller's
+ *     thread.  Off by default: the cold compile of mlp_bwd measured 182-252
+ *     ms with it against 237-276 without in one call (tc-bench, medians of
+ *     3, two runs each), and 165-191 against 164-211 in another (a fresh
+ *     machine, four runs each, alternating): no gain shown.  Likely cause,
+ *     not yet checked: dlopen holds the loader's lock for its 55-65 ms, and
+ *     the caller's NVRTC loads libnvrtc (and its builtins) through dlopen
+ *     too, so the two wait on each other.  Nothing is shared while it
  *     runs: the thread writes blas_early alone, read after the join;
  *     blas_load has its own lock.  A failure there is forgotten: the first
  *     matmul tries again on its own thread, where the error is reported;
@@ -79,7 +86,7 @@ struct tc_rt {
     pthread_t blas_thread;      /* rt_blas_early's, joined by the first matmul or rt_free */
     bool blas_started;          /* the thread runs (or has run and is not yet joined) */
     blas_ctx *blas_early;       /* what it made (NULL: it failed); written by it alone */
-    bool blas_off;              /* TENSORC_BLAS_EARLY=0: no such thread */
+    bool blas_off;              /* no such thread: TENSORC_BLAS_EARLY unset or 0 */
     rt_module **mods;
     int nmods, capmods;
     rt_pool pool;
@@ -120,7 +127,7 @@ void rt_reuse(struct tc_rt *rt);
 
 /*! rt_blas_early(): start loading cuBLAS and making the handle on a
  *  thread of its own, for a plan with matmul steps, before its kernels
- *  compile (see above; TENSORC_BLAS_EARLY=0: never).  Nothing when the
+ *  compile (see above; only with TENSORC_BLAS_EARLY=1).  Nothing when the
  *  device is not open, the handle exists or the thread is started. */
 void rt_blas_early(struct tc_rt *rt);
 

@@ -130,7 +130,8 @@ static void *work(void *arg)
                      to = tensor((void *)(uintptr_t)out, shape);
             /* a matmul: cuBLAS loaded too; run first in half the rounds, where
              * its call compiles the unit and cuBLAS loads on a thread of its
-             * own meanwhile (TENSORC_BLAS_EARLY, src/runtime/rt.h) */
+             * own meanwhile (TENSORC_BLAS_EARLY=1, which tests/CMakeLists.txt
+             * sets for this test; src/runtime/rt.h) */
             int64_t tshape[2] = {D, N}, oshape[2] = {N, N};
             DLTensor tyt = tensor((void *)(uintptr_t)y, tshape), tom = tensor((void *)(uintptr_t)out, oshape);
             tc_arg a3[] = {tc_arg_tensor("x", &tx), tc_arg_tensor("y", &tyt), tc_arg_tensor("out", &tom)};
