@@ -203,6 +203,17 @@ static void phase1_vec(cg *g, cg_w *w)
 
 /* Phase 2 of a whole tile, vectors: 4 elements along a, or where an access
  * is not aligned the scalar body at each. */
+/* Phase 2's elements of a thread whose accesses are not aligned, one by
+ * one (tiles of side tw) */
+static void one_by_one(cg_w *w, const tvec *tv, int tw, int A, int B)
+{
+    cg_wl(w, "#pragma unroll");
+    cg_wopen(w, "for (int e = 0; e < %d; e++) {", TV);
+    cg_wl(w, "const idx_t i%d = ta * %d + la_ + e, i%d = tb * %d + lb_;", A, tw, B, tw);
+    cg_wput(w, &tv->scalar);
+    cg_wclose(w, "}");
+}
+
 static void phase2_vec(cg *g, cg_w *w, const tvec *tv)
 {
     int A = g->k->rank - 1, B = g->tl.axis;
@@ -223,11 +234,7 @@ static void phase2_vec(cg *g, cg_w *w, const tvec *tv)
     cg_wclose(w, "}");
     cg_wclose(w, "}");
     cg_wopen(w, "if (!vok_) { /* not aligned: one by one */");
-    cg_wl(w, "#pragma unroll");
-    cg_wopen(w, "for (int e = 0; e < %d; e++) {", TV);
-    cg_wl(w, "const idx_t i%d = ta * 32 + la_ + e, i%d = tb * 32 + lb_;", A, B);
-    cg_wput(w, &tv->scalar);
-    cg_wclose(w, "}");
+    one_by_one(w, tv, 32, A, B);
     cg_wclose(w, "}");
 }
 
@@ -326,11 +333,7 @@ static void tile64_vec(cg *g, cg_w *w, const tvec *tv)
     cg_wl(w, "#pragma unroll 1");
     cg_wopen(w, "for (int r_ = 0; r_ < 4; r_++) {");
     cg_wl(w, "const int lb_ = lb0_ + 16 * r_;");
-    cg_wl(w, "#pragma unroll");
-    cg_wopen(w, "for (int e = 0; e < %d; e++) {", TV);
-    cg_wl(w, "const idx_t i%d = ta * 64 + la_ + e, i%d = tb * 64 + lb_;", A, B);
-    cg_wput(w, &tv->scalar);
-    cg_wclose(w, "}");
+    one_by_one(w, tv, 64, A, B);
     cg_wclose(w, "}");
     cg_wclose(w, "}");
     cg_wl(w, "__syncthreads(); /* the tiles are reused by the next iteration */");
