@@ -308,7 +308,8 @@ static void sched_tiles(const sctx *x, const fkernel *k, ksched *ks)
     ks->unroll = knob(x->f->knobs.tile_whole, TILE_WHOLE) ? 2 : 1;
     ks->why = ks->tw == 64 ? "a read is contiguous along another axis than the output's: 64 x 64 tiles "
                              "through shared memory, so reads and writes are both coalesced "
-                             "(TENSORC_TILE_VEC=2: 16-byte accesses where whole)"
+                             "(16-byte accesses in whole tiles of at most two transposed operands: "
+                             "TENSORC_TILE_VEC)"
                            : "a read is contiguous along another axis than the output's: 32 x 32 tiles "
                              "through shared memory, so reads and writes are both coalesced";
 }

@@ -32,6 +32,17 @@ for (N, M) in quick([(64, 96), (33, 65), (96, 40), (128, 192), (130, 67)], [1, 3
         for off in [{}, {"x": 1, "out_out": 1}, {"y": 1}]:
             P.plain(PROG, "transpose_add", tv, {"N": N, "M": M}, {"x": N * M, "y": M * N}, {"out": M * N}, off=off,
                     specials=1, dtype=dt)
+# a batch of transposes (the grid counts B x tiles; a grid of 3 walks them)
+# and three transposed operands (64 x 64 tiles of 32 x 32 subtiles: two
+# [64][65] tiles are the vector path's most)
+for (B, N, M) in quick([(2, 65, 130), (3, 64, 64), (1, 33, 7)], [0, 2]):
+    P.plain(PROG, "transpose3", tv, {"B": B, "N": N, "M": M}, {"x": B * N * M, "y": B * M * N},
+            {"out": B * M * N}, specials=1)
+    P.plain(PROG, "transpose3", tv, {"B": B, "N": N, "M": M}, {"x": B * N * M, "y": B * M * N},
+            {"out": B * M * N}, grid=3, off={"y": 1})
+for (N, M) in quick([(64, 128), (65, 129), (3, 70)], [1, 2]):
+    P.plain(PROG, "transpose_three", tv, {"N": N, "M": M}, {"x": N * M, "y": N * M, "z": N * M, "w": M * N},
+            {"out": M * N}, specials=1)
 # columns: the same split and block, any unroll: the same bits (floats, NaN/inf)
 C = lambda **kw: {("TENSORC_" + k): str(v) for k, v in kw.items()}
 for (N, D) in quick([(1, 1), (3, 5), (1031, 37), (517, 130), (2049, 4), (77, 1028), (40, 131)], [0, 1, 2, 5, 6]):

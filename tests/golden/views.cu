@@ -237,7 +237,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_1(
 
 /* ---- fn permute_add ---- */
 
-/* kernel 0: a read is contiguous along another axis than the output's: 64 x 64 tiles through shared memory, so reads and writes are both coalesced (TENSORC_TILE_VEC=2: 16-byte accesses where whole) */
+/* kernel 0: a read is contiguous along another axis than the output's: 64 x 64 tiles through shared memory, so reads and writes are both coalesced (16-byte accesses in whole tiles of at most two transposed operands: TENSORC_TILE_VEC) */
 extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_2(
     const float *__restrict__ in_x,
     const float *__restrict__ in_y,

@@ -53,6 +53,9 @@ for s in N=3,D=5 N=33,D=4100 N=1000,D=12; do add --fn two_out --shape $s; done
 for s in N=1,M=1 N=3,M=5 N=33,M=65 N=100,M=31 N=1024,M=96 N=63,M=65 N=64,M=64 N=127,M=129; do
     add --fn transpose_add --shape $s
 done
+for s in B=2,N=65,M=130 B=3,N=64,M=64 B=1,N=33,M=7; do add --fn transpose3 --shape $s; done
+add --fn transpose3 --dtype T=bf16 --shape B=2,N=129,M=70
+for s in N=64,M=128 N=65,M=129 N=3,M=70; do add --fn transpose_three --shape $s; done
 for s in N=1,D=1 N=3,D=5 N=4097,D=130 N=16385,D=4 N=300,D=4096 N=513,D=4099; do add --fn col_sum --shape $s; done
 for s in N=1031,D=37 N=4097,D=130 N=513,D=4099; do add --fn col_stats --shape $s; done
 for s in B=3,N=1031,D=37 B=2,N=513,D=128 B=5,N=2,D=4; do add --fn mid_mean --shape $s; done
