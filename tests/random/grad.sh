@@ -20,7 +20,10 @@
 # output, and those that call a prelude function (prelude/*.tc's, computed
 # in f32 whatever the dtype: tests/grad/prelude.tc checks the prelude at f32
 # tolerance, which large random sums and kinks would exceed).  Elements whose differences are
-# inf/NaN (inf is made on purpose) are no reference and are left out.
+# inf/NaN (inf is made on purpose) are no reference and are left out, and
+# in programs gen.py marks nonfinite those whose gradient is inf/NaN while
+# the differences are finite (fdcheck --skip-nan-grad: 0 * inf by the chain
+# rule where an inf is flattened).
 set -u
 tc=$(realpath "$1") fd=$(realpath "$2") count=${3:-60} seed=${4:-${TC_RANDOM_SEED:-3}}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,9 +41,10 @@ printf 'fn t(x: f32[N]) -> f32[N] {\n    return x * 2.0\n}\n' > "$work/nvrtc.tc"
 "$tc" compile "$work/nvrtc.tc" --emit=ptx -o "$work/nvrtc.ptx" >/dev/null 2>&1 && nvrtc=1
 for f in "$work"/p*.tc; do
   b=${f%.tc}
-  read -r fam sizes bind < <(python3 -c "
+  read -r fam sizes bind nonfin < <(python3 -c "
 import json; d = json.load(open('$b.json'))
-print(d['family'], ','.join('%s=%s' % kv for kv in d['dims'].items()) or 'none', 'bind' if d.get('dtype_bind') else '-')")
+print(d['family'], ','.join('%s=%s' % kv for kv in d['dims'].items()) or 'none', 'bind' if d.get('dtype_bind') else '-',
+      'nonfinite' if d.get('nonfinite') else '-')")
   if [ "$fam" = ew ] || [ "$bind" = bind ]; then skip=$((skip+1)); continue; fi
   sed -E 's/\b(f32|f16|bf16)\b/f64/g' "$f" > "$b.f64.tc"
   if ! "$tc" compile "$b.f64.tc" --fn f --emit=graph >/dev/null 2>&1; then skip=$((skip+1)); continue; fi
@@ -48,10 +52,13 @@ print(d['family'], ','.join('%s=%s' % kv for kv in d['dims'].items()) or 'none',
     skip=$((skip+1)); continue
   fi
   [ "$sizes" = none ] && sizes=
+  # inf made on purpose, then flattened (clamp): the chain rule's 0 * inf is
+  # a NaN gradient where the differences are 0 (fdcheck.c, --skip-nan-grad)
+  nanok=(); [ "$nonfin" = nonfinite ] && nanok=(--skip-nan-grad)
   if grep -qE '\bgather\(' "$b.f64.tc"; then
     # gather's rule covers one index along the axis: the gradient matches the
     # differences, or with more a located error, never a crash or a wrong gradient
-    out=$("$fd" "$b.f64.tc" --fn f --sizes "$sizes" --quiet --skip-nonfinite --seed "$seed" 2>&1)
+    out=$("$fd" "$b.f64.tc" --fn f --sizes "$sizes" --quiet --skip-nonfinite ${nanok[@]+"${nanok[@]}"} --seed "$seed" 2>&1)
     rc=$?
     if [ $rc -eq 0 ] || grep -qE "$(basename "$b").f64.tc:[0-9]+:[0-9]+: error: (grad: 'gather' has a gradient rule only for one index|'f' has no floating-point (tensor parameter|output) to differentiate)" <<<"$out"; then
       pass=$((pass+1))
@@ -60,7 +67,7 @@ print(d['family'], ','.join('%s=%s' % kv for kv in d['dims'].items()) or 'none',
     fi
     continue
   fi
-  out=$("$fd" "$b.f64.tc" --fn f --sizes "$sizes" --quiet --skip-nonfinite --seed "$seed" 2>&1)
+  out=$("$fd" "$b.f64.tc" --fn f --sizes "$sizes" --quiet --skip-nonfinite ${nanok[@]+"${nanok[@]}"} --seed "$seed" 2>&1)
   if [ $? -eq 0 ]; then
     pass=$((pass+1))
     { cat "$f"; printf '\nfn f_grad = grad(f)\nfn f_fwd, f_bwd = vjp(f)\n'; } > "$b.grad.tc"
