@@ -196,21 +196,22 @@ tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs
                       "plan is not one kernel over tensor groups (a bug in tensorc)", j->who, f->name);
     /* A plan of cuBLAS calls and copies alone needs no module: no NVRTC
      * compile, no image without entries for the driver to load. */
-    bool kernels = false, products = false;
-    for (int i = 0; st == TC_OK && i < plan->nsteps; i++) {
+    bool kernels = false;
+    for (int i = 0; st == TC_OK && i < plan->nsteps; i++)
         kernels |= plan->steps[i].kind == PSTEP_KERNEL;
-        if (plan->steps[i].kind == PSTEP_MATMUL && !products) {
-            /* one that runs at these sizes (a guarded cuBLAS step beside
-             * a generated kernel may not: gated_mlp at M = 16) */
-            rt_args ra = {.dims = j->binds, .ndims = j->nbinds};
-            bool runs = false;
-            products = rt_step_runs(plan, i, &ra, &runs, NULL) == TC_OK && runs;
+    /* TENSORC_BLAS_EARLY: cuBLAS's start-up (dlopen, handle) on a thread of
+     * its own while NVRTC compiles, for a product that runs at these sizes
+     * (a guarded cuBLAS step beside a generated kernel may not: gated_mlp
+     * at M = 16); the first product joins it (rt.h) */
+    for (int i = 0; st == TC_OK && kernels && p->loaded_unit != unit && i < plan->nsteps; i++) {
+        rt_args ra = {.dims = j->binds, .ndims = j->nbinds};
+        bool runs = false;
+        if (plan->steps[i].kind == PSTEP_MATMUL && rt_step_runs(plan, i, &ra, &runs, NULL) == TC_OK &&
+            runs) {
+            rt_blas_early(rt);
+            break;
         }
     }
-    /* cuBLAS's start-up (dlopen, handle) on a thread of its own while NVRTC
-     * compiles; the first product joins it (rt.h) */
-    if (st == TC_OK && products && kernels && p->loaded_unit != unit)
-        rt_blas_early(rt);
     if (st == TC_OK && (!G || params) && kernels) {
         /* the nvrtc stage (stages.def): NVRTC or the kernel cache, timed */
         double t0 = tc_now_ms();
