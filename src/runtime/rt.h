@@ -28,10 +28,16 @@
  *     thread.  Off by default: the cold compile of mlp_bwd measured 182-252
  *     ms with it against 237-276 without in one call (tc-bench, medians of
  *     3, two runs each), and 165-191 against 164-211 in another (a fresh
- *     machine, four runs each, alternating): no gain shown.  Likely cause,
- *     not yet checked: dlopen holds the loader's lock for its 55-65 ms, and
- *     the caller's NVRTC loads libnvrtc (and its builtins) through dlopen
- *     too, so the two wait on each other.  Nothing is shared while it
+ *     machine, four runs each, alternating): no gain shown.  The cause,
+ *     measured on a CPU (session 22: a thread's dlopen of libcublas.so.13
+ *     beside NVRTC loading and compiling a one-line kernel on the main
+ *     thread): dlopen holds the loader's lock for its 50-80 ms, and NVRTC
+ *     needs it too, for dlsym and inside nvrtcCompileProgram even when
+ *     loaded first (compile 33-40 ms alone, 92-112 beside the thread; all
+ *     of it 89-128 ms either way).  What could still overlap the compile:
+ *     cublasCreate and a first product (the 85-130 ms of cuBLAS loading its
+ *     kernels) after a dlopen on the caller's thread; not measured.
+ *     Nothing is shared while it
  *     runs: the thread writes blas_early alone, read after the join;
  *     blas_load has its own lock.  A failure there is forgotten: the first
  *     matmul tries again on its own thread, where the error is reported;
