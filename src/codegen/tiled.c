@@ -1,9 +1,11 @@
-/* tiled.c - SCH_POINTWISE with a tile axis: the transposing kernel, 32 x
- * 32 tiles through shared memory (sched.c's sched_tiles launches 32 x 8
- * threads a block), and with TENSORC_TILE_VEC=1 its whole tiles' global
- * accesses as vectors of 4 elements (16 bytes for 4-byte types).
+/* tiled.c - SCH_POINTWISE with a tile axis: the transposing kernel, tiles
+ * through shared memory (sched.c's sched_tiles launches 32 x 8 threads a
+ * block).  TENSORC_TILE_VEC=0: 32 x 32 tiles, 4-byte accesses; 1: so, with
+ * whole tiles' global accesses as vectors of 4 elements (16 bytes for
+ * 4-byte types), slower on the H200 (207.8 against 194.4 us).
  *
- * TENSORC_TILE_VEC=2: 64 x 64 tiles (ksched.tw; the grid counts them),
+ * TENSORC_TILE_VEC=2, the default since session 22 (transpose_add 8192^2
+ * f32: 191.4 us, H200): 64 x 64 tiles (ksched.tw; the grid counts them),
  * Inductor's shape for transpose_add (8 warps, 16 elements a thread, every
  * f32 access 16 bytes).  At 1 a thread had one vector in flight a phase
  * (8 KB a block) and y's vector was loaded after the barrier; here a whole
@@ -37,9 +39,9 @@
  * takes phase 2's after the barrier, one by one.  Edge tiles (partial),
  * and kernels the vector path refuses (a store not contiguous along the
  * last axis, more than 2 tiled operands): four 32 x 32 subtiles in turn,
- * each the default kernel's code (bounds tested; with TENSORC_TILE_WHOLE
+ * each the 32 x 32 kernel's code (bounds tested; with TENSORC_TILE_WHOLE
  * its whole/edge split; a subtile wholly outside skipped).  8-byte types:
- * 32 x 32 tiles as without the knob (sched.c).
+ * 32 x 32 tiles (sched.c).
  */
 #include "codegen/cg.h"
 
