@@ -68,17 +68,6 @@ static const tc_dim *shifted(cg *g, const tc_dim *e, int v, int d)
     return dim_subst(g->c, e, 1, &vn, &sh);
 }
 
-/* flat + d when index variable v moves by d, for d below TV */
-static bool contiguous(cg *g, const tc_dim *flat, int v)
-{
-    for (int d = 1; d < TV; d++) {
-        int64_t c;
-        if (!dim_is_const(dim_sub(g->c, shifted(g, flat, v, d), flat), &c) || c != d)
-            return false;
-    }
-    return true;
-}
-
 /* TENSORC_TILE_VEC's whole-tile phases (tv.ok: made): phase 1 reads each
  * tile's operand a vector along b a thread (a = t / 8, b = 4 (t % 8),
  * t = threadIdx.x + 32 threadIdx.y), phase 2 computes and stores a vector
@@ -130,12 +119,12 @@ static tvec tile_vec(cg *g, bool t64)
         const tc_dim *idx[TC_MAX_RANK];
         for (int v = 0; v < s->rank; v++)
             idx[v] = g->l->vars[v];
-        if (s->rank != k->rank || dtype_size(s->dtype) > 4 || !contiguous(g, lir_flat(g->l, s, idx), A))
+        if (s->rank != k->rank || dtype_size(s->dtype) > 4 || lir_coeff(g->l, lir_flat(g->l, s, idx), A) != 1)
             return tv;
     }
     for (int i = 0; i < n0; i++) {
         const lnode *n = g->tl.load[i].n;
-        if (dtype_size(n->dtype) > 4 || !contiguous(g, lir_flat(g->l, n, g->tl.load[i].idx), B))
+        if (dtype_size(n->dtype) > 4 || lir_coeff(g->l, lir_flat(g->l, n, g->tl.load[i].idx), B) != 1)
             return tv;
     }
     bool row = g->v.row, cols = g->v.cols, pipe = g->v.pipe, hoist = g->v.hoist;
@@ -203,8 +192,6 @@ static void phase1_vec(cg *g, cg_w *w)
     }
 }
 
-/* Phase 2 of a whole tile, vectors: 4 elements along a, or where an access
- * is not aligned the scalar body at each. */
 /* Phase 2's elements of a thread whose accesses are not aligned, one by
  * one (tiles of side tw) */
 static void one_by_one(cg_w *w, const tvec *tv, int tw, int A, int B)
@@ -216,6 +203,8 @@ static void one_by_one(cg_w *w, const tvec *tv, int tw, int A, int B)
     cg_wclose(w, "}");
 }
 
+/* Phase 2 of a whole tile, vectors: 4 elements along a, or where an access
+ * is not aligned the scalar body at each. */
 static void phase2_vec(cg *g, cg_w *w, const tvec *tv)
 {
     int A = g->k->rank - 1, B = g->tl.axis;

@@ -353,10 +353,7 @@ static tc_status cu_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *
     if (rt->blas_started) { /* rt_blas_early's handle; none: made here, its error reported */
         pthread_join(rt->blas_thread, NULL);
         rt->blas_started = false;
-        if (!rt->blas)
-            rt->blas = rt->blas_early;
-        else
-            blas_free(rt->blas_early);
+        rt->blas = rt->blas_early; /* none before: rt_blas_early starts only without one */
         rt->blas_early = NULL;
     }
     if (!rt->blas) {
