@@ -123,8 +123,12 @@ tc_status api_blame(tc_diag *d, struct tc_rt *rt, const tensor_use *uses, int nu
  * before it is fetched: 64-bit indices when a size reaches a limit of the
  * 32-bit plan (made by tc_compile for the file's functions); the wide
  * foreach table when there are more groups than the 4 KB table holds, the
- * driver takes a 32 KB parameter, and the wide table holds them all (else
- * both upload the groups: the small launch is cheaper). */
+ * driver takes a 32 KB parameter, and the wide table holds them all
+ * (TENSORC_FOREACH_WIDE=1); else the small table (TC_VAR_SMALL, unless
+ * TENSORC_FOREACH_SMALL=0): the groups are uploaded either way, and the
+ * small unit's parameter is ~100 bytes, not the 4 KB of a table that goes
+ * unread (a launch copies it; a graph node's update copies it too, which
+ * cost more than the launch it saves at 4 KB). */
 static tc_status choose_variant(run_job *j, const rt_groups *G, int nonempty, struct tc_rt *rt,
                                 unsigned *variant)
 {
@@ -141,6 +145,9 @@ static tc_status choose_variant(run_job *j, const rt_groups *G, int nonempty, st
         if (st == TC_OK && nonempty <= wp->steps[0].fe_cap)
             v |= TC_VAR_WIDE;
     }
+    if (st == TC_OK && G && plan->nsteps == 1 && plan->steps[0].fe_n &&
+        nonempty > plan->steps[0].fe_cap && !(v & TC_VAR_WIDE) && j->p->ctx->knobs.foreach_small != 0)
+        v |= TC_VAR_SMALL;
     *variant = v;
     return st;
 }

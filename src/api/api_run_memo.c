@@ -349,7 +349,9 @@ static void graph_drop(api_memo *s)
 {
     if (s->graph && s->rt)
         drv_graph_free(s->rt->dev, s->graph); /* one in flight completes first */
-    s->graph = NULL;
+    if (s->cgraph && s->rt)
+        drv_graph_destroy(s->rt->dev, s->cgraph);
+    s->graph = s->cgraph = NULL;
 }
 
 static void slot_clear(api_memo *s)
@@ -358,7 +360,81 @@ static void slot_clear(api_memo *s)
     s->nuses = 0;
     graph_drop(s);
     s->hits = 0;
+    s->updatable = -1;
+    s->nupd = 0;
     s->graph_failed = false;
+}
+
+/* The bytes of launch i's arguments as recorded (each value 16-byte
+ * aligned: a little more than the kernel's parameter). */
+static size_t launch_bytes(const rt_trace *t, int i)
+{
+    const rt_launch *l = &t->l[i];
+    if (l->nargs <= 0)
+        return 0;
+    int end = l->argv_at + l->nargs;
+    return (end < t->nargv ? t->val_at[end] : t->nvals) - t->val_at[l->argv_at];
+}
+
+/* Whether new scalars may be set into a graph of t's launches (see
+ * api_memo's comment), listing in s->upd the launches that take them. */
+static int trace_updatable(api_memo *s)
+{
+    const rt_trace *t = &s->trace;
+    s->nupd = 0;
+    if (!t->npatches || !drv_graph_updatable())
+        return 0;
+    for (int i = 0; i < t->n; i++) {
+        const rt_launch *l = &t->l[i];
+        bool takes = false;
+        for (int k = 0; k < t->npatches && !takes; k++)
+            takes = t->patches[k].argv >= l->argv_at && t->patches[k].argv < l->argv_at + l->nargs;
+        if (!takes)
+            continue;
+        /* a cluster launch's node has attributes an update might not keep */
+            if (l->copy || l->cluster > 1 || launch_bytes(t, i) > API_MEMO_UPDATE_BYTES)
+            return s->nupd = 0;
+        size_t cap = (size_t)s->cap_upd;
+        if (!reserve((void **)&s->upd, &cap, (size_t)s->nupd + 1, sizeof *s->upd))
+            return s->nupd = 0;
+        s->cap_upd = (int)cap;
+        s->upd[s->nupd++] = i;
+    }
+    return s->nupd > 0;
+}
+
+/* graph's nodes, launch by launch, into s->nodes (false: not the chain the
+ * trace recorded, or no memory: no updates). */
+static bool find_nodes(api_memo *s, void *graph)
+{
+    const rt_trace *t = &s->trace;
+    size_t cap = (size_t)s->cap_nodes;
+    bool *kernel = calloc((size_t)t->n + 1, sizeof *kernel);
+    bool ok = kernel && reserve((void **)&s->nodes, &cap, (size_t)t->n + 1, sizeof *s->nodes);
+    s->cap_nodes = (int)cap;
+    for (int i = 0; ok && i < t->n; i++)
+        kernel[i] = !t->l[i].copy;
+    ok = ok && drv_graph_chain(s->rt->dev, graph, s->nodes, kernel, t->n) == t->n;
+    free(kernel);
+    return ok;
+}
+
+/* The scalars now into the graph's nodes (false: the graph is dropped, and
+ * no graph is made again for this recording). */
+static bool graph_update(api_memo *s)
+{
+    const rt_trace *t = &s->trace;
+    for (int k = 0; k < s->nupd; k++) {
+        const rt_launch *l = &t->l[s->upd[k]];
+        if (drv_graph_set_kernel(s->rt->dev, s->graph, s->nodes[s->upd[k]], l->fn, l->grid,
+                                 l->block, l->shmem, t->argv + l->argv_at, NULL) != TC_OK) {
+            graph_drop(s); /* some nodes may hold the new scalars, some the old */
+            s->graph_failed = true;
+            s->updatable = 0;
+            return false;
+        }
+    }
+    return true;
 }
 
 /* The scalar arguments' bytes in the recording now, into out (false when
@@ -394,22 +470,38 @@ static void graph_make(api_memo *s, void *stream)
         drv_graph_begin(s->rt->dev, &cs, NULL) != TC_OK)
         return;
     tc_status st = rt_trace_run(s->rt, &s->trace, cs, NULL);
-    if (drv_graph_end(s->rt->dev, cs, &exec, NULL) != TC_OK || st != TC_OK) {
+    void *graph = NULL;
+    if (drv_graph_end_kept(s->rt->dev, cs, &exec, s->updatable > 0 ? &graph : NULL, NULL) != TC_OK ||
+        st != TC_OK) {
         drv_graph_free(s->rt->dev, exec);
+        drv_graph_destroy(s->rt->dev, graph);
         return;
     }
     s->graph = exec;
     s->graph_failed = false;
+    if (graph && find_nodes(s, graph)) {
+        s->cgraph = graph;
+    } else {
+        drv_graph_destroy(s->rt->dev, graph);
+        s->updatable = 0;
+    }
 }
 
-/* Whether the graph may run this call: the scalars it holds, and a stream
- * nobody is capturing (a graph launched into a capture would nest). */
+/* Whether the graph may run this call: the scalars it holds (or set into
+ * it now), and a stream nobody is capturing (a graph launched into a
+ * capture would nest). */
 static bool graph_fits(api_memo *s, void *stream)
 {
     unsigned char now[sizeof s->graph_scalars];
-    return s->graph && scalar_bytes(&s->trace, now, sizeof now) &&
-           memcmp(now, s->graph_scalars, sizeof now) == 0 &&
-           drv_stream_capturing(s->rt->dev, stream) == 0;
+    if (!s->graph || !scalar_bytes(&s->trace, now, sizeof now) ||
+        drv_stream_capturing(s->rt->dev, stream) != 0)
+        return false;
+    if (memcmp(now, s->graph_scalars, sizeof now) == 0)
+        return true;
+    if (s->updatable <= 0 || !s->cgraph || !graph_update(s))
+        return false;
+    memcpy(s->graph_scalars, now, sizeof now);
+    return true;
 }
 
 /* The call's scalars, checked as the full path checks them (api_args.c),
@@ -453,12 +545,15 @@ tc_status api_memo_try(tc_program *p, bool foreach, const char *fn, const tc_arg
             return *done = true, api_fail(ctx, st);
         if (!s->graph && !s->graph_failed) {
             /* hits count while the scalars repeat too (an optimizer's step
-             * count changes every call: no graph for it) */
+             * count changes every call: no graph for it), or whatever they
+             * are where the graph's nodes can take new ones */
             unsigned char now[sizeof s->graph_scalars];
             bool same = scalar_bytes(&s->trace, now, sizeof now) &&
                         memcmp(now, s->graph_scalars, sizeof now) == 0;
             memcpy(s->graph_scalars, now, sizeof now);
-            s->hits = same ? s->hits + 1 : 0;
+            if (s->updatable < 0)
+                s->updatable = trace_updatable(s);
+            s->hits = same || s->updatable > 0 ? s->hits + 1 : 0;
             if (s->hits >= API_MEMO_GRAPH_AFTER)
                 graph_make(s, stream);
         }
@@ -531,6 +626,8 @@ void api_memo_free(tc_program *p)
     for (int i = 0; i < API_MEMO_SLOTS; i++) {
         api_memo *s = &p->memos->slot[i];
         graph_drop(s);
+        free(s->nodes);
+        free(s->upd);
         free(s->uses);
         free(s->given);
         free(s->scalars);

@@ -107,8 +107,20 @@ typedef struct api_memo {
      * cuLaunchKernel: 2.0 vs 4.4 us measured on an H200), launched instead
      * while the scalars are those it was captured with and the caller's
      * stream is not itself being captured; valid as long as the recording
-     * is. */
-    int hits;                   /* in a row, with the same scalars */
+     * is.  Where the launches that take scalars have small parameters
+     * (API_MEMO_UPDATE_BYTES) and the driver can update a graph's kernel
+     * nodes, hits count whatever the scalars, and new scalars are set into
+     * the graph's nodes before it is launched (an optimizer's step count:
+     * 2.3-2.5 us for cuGraphExecKernelNodeSetParams + cuGraphLaunch against
+     * 4.2 for cuLaunchKernel, H200; at 4 KB of parameter 5.1-5.7 against
+     * 4.6-4.8, so not there). */
+    int hits;                   /* in a row, with the same scalars (or any, updatable) */
+    int updatable;              /* -1 not yet known, 0 no, 1 yes (above) */
+    void *cgraph;               /* the graph `graph` was made from, when updatable */
+    void **nodes;               /* per launch of the trace: its node in cgraph */
+    int cap_nodes;
+    int *upd;                   /* the launches that take scalars */
+    int nupd, cap_upd;
     void *graph;
     bool graph_failed;          /* no graph API, or the capture failed: not tried again */
     unsigned char graph_scalars[64]; /* the scalar arguments' bytes the graph holds (before
@@ -116,6 +128,7 @@ typedef struct api_memo {
 } api_memo;
 
 #define API_MEMO_GRAPH_AFTER 2
+#define API_MEMO_UPDATE_BYTES 1024
 
 typedef struct api_memos {
     api_memo slot[API_MEMO_SLOTS];

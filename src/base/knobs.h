@@ -71,6 +71,8 @@ typedef struct tc_knobs {
     int blas_early;         /* TENSORC_BLAS_EARLY: 0 (cuBLAS loaded at the first matmul, as before) or 1:
                              * on a thread while the kernels compile (runtime/rt.h) */
     int foreach_wide;       /* TENSORC_FOREACH_WIDE: 0 or 1 (another value is warned about) */
+    int foreach_small;      /* TENSORC_FOREACH_SMALL: 0 (the 4 KB table's unit, its table unread, as
+                             * before) or 1: past its groups, a unit with a table of one group */
     int rows_regs;          /* TENSORC_ROWS_REGS: 8, 16 (as before) or 32 registers of a row a thread */
     int rows_block;         /* TENSORC_ROWS_BLOCK: 64 to 1024, a power of two: a rows kernel's largest block */
     int cluster_push;       /* TENSORC_CLUSTER_PUSH: 0 (a cluster barrier a combine, as before) or 1 */

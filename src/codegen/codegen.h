@@ -45,8 +45,10 @@ cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_
 /* Kernel parameter bytes a foreach kernel's group table may fill: the
  * classic 4 KB every driver and GPU take, or the 32,764 bytes of CUDA 12.1+
  * drivers on Volta and newer (a "wide" unit, made only for calls with more
- * groups than the 4 KB table holds, so plain launches stay small). */
-enum { CG_FE_PARAM_BYTES = 4096, CG_FE_PARAM_BYTES_WIDE = 32764 };
+ * groups than the 4 KB table holds, so plain launches stay small), or none
+ * (a "small" unit, for the same calls: a table of one group, the groups in
+ * device memory, a parameter of ~100 bytes to copy at each launch). */
+enum { CG_FE_PARAM_BYTES = 4096, CG_FE_PARAM_BYTES_WIDE = 32764, CG_FE_PARAM_BYTES_SMALL = 0 };
 
 /* codegen_unit with the foreach table's parameter budget (above). */
 cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_bytes,

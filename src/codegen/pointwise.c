@@ -72,7 +72,8 @@ static void foreach_chunk(cg *g, tc_buf *o, int vec, const cg_vbody *vbody, cons
 /* Groups a foreach kernel's parameter holds: its table and the scalars stay
  * within fe_param_bytes (codegen.h: 4 KB, which every driver and GPU allow,
  * so launching it costs what launching any kernel does; or 32 KB in a wide
- * unit); more groups than that go through device memory. */
+ * unit; or one group in a small unit); more groups than that go through
+ * device memory. */
 int cg_fe_cap(const cg *g, int nt)
 {
     int scalars = 0;

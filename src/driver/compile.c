@@ -161,7 +161,9 @@ static cg_unit *build_unit(tc_program *p, tc_trace *t, const gfn *const *fns, in
     const sfn **s = ARENA_ARRAY(a, const sfn *, n > 0 ? n : 1);
     for (int i = 0; i < n; i++)
         s[i] = fc[i]->s[idx64];
-    int fe_bytes = v & TC_VAR_WIDE ? CG_FE_PARAM_BYTES_WIDE : CG_FE_PARAM_BYTES;
+    int fe_bytes = v & TC_VAR_WIDE    ? CG_FE_PARAM_BYTES_WIDE
+                   : v & TC_VAR_SMALL ? CG_FE_PARAM_BYTES_SMALL
+                                      : CG_FE_PARAM_BYTES;
     cg_unit *u = codegen_unit_ex(s, n, idx64, fe_bytes, a, d);
     t->unit = u;
     tc_trace_stage(t, STAGE_CUDA, t0);
@@ -196,7 +198,7 @@ const cg_unit *tc_drv_unit(tc_program *p, const gfn *const *fns, int n, unsigned
 
 const cg_unit *tc_drv_entry(tc_program *p, const gfn *g, unsigned variant, const tc_plan **plan)
 {
-    if (!(variant & TC_VAR_WIDE))
+    if (!(variant & (TC_VAR_WIDE | TC_VAR_SMALL)))
         for (int i = 0; i < p->graph->nfns; i++)
             if (p->graph->fns[i] == g) {
                 const cg_unit *u = tc_drv_unit(p, (const gfn *const *)p->graph->fns,

@@ -63,7 +63,10 @@ int tc_stage_find(const char *name);
 const char *tc_stage_names(tc_arena *a, unsigned flags);
 
 /* A unit's variant: bits. */
-enum { TC_VAR_IDX64 = 1, TC_VAR_WIDE = 2 };
+/* TC_VAR_WIDE: a foreach table of 32 KB in the kernel parameter;
+ * TC_VAR_SMALL: one group in it (the groups always uploaded), so a launch,
+ * or a graph node's update, copies ~100 bytes of parameter, not 4 KB. */
+enum { TC_VAR_IDX64 = 1, TC_VAR_WIDE = 2, TC_VAR_SMALL = 4 };
 
 /* One function's stages, kept in the program. */
 typedef struct tc_fnc {

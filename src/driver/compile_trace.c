@@ -179,6 +179,8 @@ static const char *dump_stem(const tc_trace *t)
         buf_puts(&b, ".idx64");
     if (t->variant & TC_VAR_WIDE)
         buf_puts(&b, ".wide");
+    if (t->variant & TC_VAR_SMALL)
+        buf_puts(&b, ".small");
     return safe_name(arena_strdup(a, buf_str(&b)));
 }
 
@@ -248,9 +250,10 @@ void tc_trace_end(tc_trace *t)
     buf_printf(&b, "tensorc: compiled %s", p->src->name);
     bool file = p->graph && t->fns == (const gfn *const *)p->graph->fns;
     if (!t->program)
-        buf_printf(&b, " (%s%s%s)", file ? "every function" : t->fns[0]->name,
+        buf_printf(&b, " (%s%s%s%s)", file ? "every function" : t->fns[0]->name,
                    t->variant & TC_VAR_IDX64 ? ", 64-bit indices" : "",
-                   t->variant & TC_VAR_WIDE ? ", wide foreach table" : "");
+                   t->variant & TC_VAR_WIDE ? ", wide foreach table" : "",
+                   t->variant & TC_VAR_SMALL ? ", foreach table in device memory" : "");
     buf_printf(&b, ": %d functions, %d graph nodes;", t->n, nodes);
     int k = 0;
     for (int s = 0; s < STAGE_COUNT; s++)

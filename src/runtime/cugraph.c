@@ -23,7 +23,22 @@ static struct {
     CUresult (*destroy)(void *graph);
     CUresult (*error_name)(CUresult r, const char **s);
     CUresult (*is_capturing)(void *s, int *status);
+    /* optional: a kernel node's update (drv_graph_set_kernel); NULL when missing */
+    CUresult (*roots)(void *graph, void **nodes, size_t *n);
+    CUresult (*next)(void *node, void **nodes, size_t *n);
+    CUresult (*type)(void *node, int *type);
+    CUresult (*set_kernel)(void *exec, void *node, const void *params);
 } g;
+
+/* CUDA_KERNEL_NODE_PARAMS_v2 (CUDA 12.0+); its first fields are v1's, so
+ * the plain entry point of an older driver reads it too. */
+typedef struct {
+    void *func;
+    unsigned grid[3], block[3];
+    unsigned shmem;
+    void **params, **extra;
+    void *kern, *ctx;
+} kernel_node_params;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define SET(d, st, ...) ((d) ? diag_set((d), (st), (tc_loc){0}, __VA_ARGS__) : (st))
@@ -55,6 +70,13 @@ static tc_status lookup(tc_diag *d)
                 g.state = -1;
                 g.missing = names[i];
             }
+        if (g.state == 1 &&
+            (!dl_sym(h, "cuGraphGetRootNodes", &g.roots) ||
+             !dl_sym(h, "cuGraphNodeGetDependentNodes", &g.next) ||
+             !dl_sym(h, "cuGraphNodeGetType", &g.type) ||
+             (!dl_sym(h, "cuGraphExecKernelNodeSetParams_v2", &g.set_kernel) &&
+              !dl_sym(h, "cuGraphExecKernelNodeSetParams", &g.set_kernel))))
+            g.set_kernel = NULL; /* graphs still run; their scalars are not updated */
         /* h stays open: the driver is loaded for the process anyway */
     }
     int state = g.state;
@@ -94,9 +116,11 @@ tc_status drv_graph_begin(drv_device *dev, void **stream, tc_diag *d)
     return st;
 }
 
-tc_status drv_graph_end(drv_device *dev, void *stream, void **exec, tc_diag *d)
+tc_status drv_graph_end_kept(drv_device *dev, void *stream, void **exec, void **kept, tc_diag *d)
 {
     *exec = NULL;
+    if (kept)
+        *kept = NULL;
     bool pushed = drv_enter(dev);
     void *graph = NULL;
     tc_status st = TC_OK;
@@ -105,13 +129,77 @@ tc_status drv_graph_end(drv_device *dev, void *stream, void **exec, tc_diag *d)
         st = fail(d, "cuStreamEndCapture", r);
     else if ((r = g.instantiate(exec, graph, 0)) != 0)
         st = fail(d, "cuGraphInstantiate", r);
-    if (graph)
+    if (graph && st == TC_OK && kept)
+        *kept = graph;
+    else if (graph)
         g.destroy(graph);
     g.stream_destroy(stream);
     drv_leave(pushed);
     if (st != TC_OK)
         *exec = NULL;
     return st;
+}
+
+tc_status drv_graph_end(drv_device *dev, void *stream, void **exec, tc_diag *d)
+{
+    return drv_graph_end_kept(dev, stream, exec, NULL, d);
+}
+
+bool drv_graph_updatable(void)
+{
+    return lookup(NULL) == TC_OK && g.set_kernel;
+}
+
+int drv_graph_chain(drv_device *dev, void *graph, void **nodes, const bool *kernel, int n)
+{
+    if (!g.set_kernel || !graph)
+        return -1;
+    bool pushed = drv_enter(dev);
+    void *node = NULL;
+    size_t k = 1;
+    int got = 0;
+    if (g.roots(graph, &node, &k) != 0 || k != 1)
+        got = -1;
+    for (; got >= 0 && node; got++) {
+        int type = -1;
+        /* CU_GRAPH_NODE_TYPE_KERNEL is 0; a copy is any other node */
+        if (got == n || g.type(node, &type) != 0 || (type == 0) != kernel[got]) {
+            got = -1;
+            break;
+        }
+        nodes[got] = node;
+        void *after = NULL;
+        k = 1;
+        if (g.next(node, &after, &k) != 0 || k > 1) {
+            got = -1;
+            break;
+        }
+        node = k ? after : NULL;
+    }
+    drv_leave(pushed);
+    return got;
+}
+
+tc_status drv_graph_set_kernel(drv_device *dev, void *exec, void *node, drv_fn fn,
+                               const unsigned grid[3], const unsigned block[3], unsigned shmem,
+                               void **args, tc_diag *d)
+{
+    kernel_node_params kp = {.func = fn.handle, .shmem = shmem, .params = args};
+    for (int i = 0; i < 3; i++)
+        kp.grid[i] = grid[i], kp.block[i] = block[i];
+    bool pushed = drv_enter(dev);
+    CUresult r = g.set_kernel(exec, node, &kp);
+    drv_leave(pushed);
+    return r == 0 ? TC_OK : fail(d, "cuGraphExecKernelNodeSetParams", r);
+}
+
+void drv_graph_destroy(drv_device *dev, void *graph)
+{
+    if (!graph || g.state != 1)
+        return;
+    bool pushed = drv_enter(dev);
+    g.destroy(graph);
+    drv_leave(pushed);
 }
 
 tc_status drv_graph_launch(drv_device *dev, void *exec, void *stream, tc_diag *d)

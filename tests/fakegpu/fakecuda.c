@@ -25,7 +25,9 @@
  * put into capture records the launches and copies enqueued on it instead
  * of running them; cuGraphLaunch runs the instantiated copy, checking each
  * node's pointers against live memory again (a replay that outlived its
- * buffers fails as an illegal address).  While a capture is open,
+ * buffers fails as an illegal address); a captured graph is a chain whose
+ * kernel nodes' arguments and grid cuGraphExecKernelNodeSetParams_v2 may
+ * change in an executable graph (fake_node_updates counts them).  While a capture is open,
  * synchronizing, allocating or freeing fails, as it would invalidate a
  * real capture.  Built with -DFAKE_NO_GRAPHS (libtc-fake-cuda-nographs),
  * the graph entry points are absent, as on a driver older than CUDA 11.4.
@@ -410,9 +412,11 @@ typedef struct {
     void **params;          /* pointers into vals */
     uint64_t dst, src;
     size_t n;
+    int idx;                /* its place in its graph (the same in an exec made from it) */
+    struct fake_graph *owner;
 } fake_node;
 
-typedef struct {
+typedef struct fake_graph {
     fake_node *nodes;
     int n;
 } fake_graph;
@@ -441,6 +445,8 @@ static fake_node *add_node(fake_graph *g)
     g->nodes = realloc(g->nodes, (size_t)(g->n + 1) * sizeof *g->nodes);
     fake_node *n = &g->nodes[g->n++];
     memset(n, 0, sizeof *n);
+    n->idx = g->n - 1;
+    n->owner = g;
     return n;
 }
 
@@ -474,7 +480,7 @@ static bool capture_copy(void *stream, uint64_t d, uint64_t src, size_t len)
     if (!s)
         return false;
     fake_node *n = add_node(s->graph);
-    *n = (fake_node){.copy = true, .dst = d, .src = src, .n = len};
+    *n = (fake_node){.copy = true, .dst = d, .src = src, .n = len, .idx = n->idx, .owner = n->owner};
     return true;
 }
 
@@ -596,6 +602,62 @@ CUresult cuGraphLaunch(void *exec, void *stream)
 CUresult cuStreamIsCapturing(void *stream, int *status)
 {
     *status = capturing(stream) != NULL;
+    return OK;
+}
+
+/* A captured graph is a chain: node i's one dependent is node i + 1. */
+CUresult cuGraphGetRootNodes(void *graph, void **nodes, size_t *n)
+{
+    fake_graph *g = graph;
+    size_t have = g->n > 0;
+    if (nodes && *n >= 1 && have)
+        nodes[0] = &g->nodes[0];
+    *n = have;
+    return OK;
+}
+
+CUresult cuGraphNodeGetDependentNodes(void *node, void **nodes, size_t *n)
+{
+    fake_node *x = node;
+    size_t have = x->idx + 1 < x->owner->n;
+    if (nodes && *n >= 1 && have)
+        nodes[0] = &x->owner->nodes[x->idx + 1];
+    *n = have;
+    return OK;
+}
+
+CUresult cuGraphNodeGetType(void *node, int *type)
+{
+    *type = ((fake_node *)node)->copy ? 1 : 0; /* CU_GRAPH_NODE_TYPE_KERNEL, _MEMCPY */
+    return OK;
+}
+
+/* CUDA_KERNEL_NODE_PARAMS_v2 */
+typedef struct {
+    void *func;
+    unsigned grid[3], block[3];
+    unsigned shmem;
+    void **params, **extra;
+    void *kern, *ctx;
+} fake_kernel_params;
+
+_Atomic long fake_node_updates; /* kernel nodes updated in an exec */
+
+/* The node's launch in exec from now on: its function must be the one
+ * captured (the driver's rule), its arguments are copied now. */
+CUresult cuGraphExecKernelNodeSetParams_v2(void *exec, void *node, const fake_kernel_params *p)
+{
+    fake_graph *e = exec;
+    fake_node *x = node;
+    if (!e || !x || !p || x->idx >= e->n || e->nodes[x->idx].copy || !p->params || p->extra ||
+        (fake_fn *)p->func != e->nodes[x->idx].f)
+        return INVALID_VALUE;
+    fake_node *n = &e->nodes[x->idx];
+    for (int k = 0; k < n->f->nparams; k++)
+        memcpy(n->params[k], p->params[k], n->f->sizes[k]);
+    memcpy(n->g, p->grid, sizeof n->g);
+    memcpy(n->b, p->block, sizeof n->b);
+    fake_node_updates++;
     return OK;
 }
 

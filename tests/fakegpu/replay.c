@@ -37,6 +37,7 @@ static int failed;
 static tc_ctx *ctx;
 static long *launches;              /* the fake's counters */
 static long *graph_launches;
+static long *node_updates;     /* kernel nodes updated in an executable graph */
 static int *last_nargs;
 static unsigned char (*last_args)[64];
 
@@ -306,6 +307,43 @@ static void foreach_calls(tc_program *p)
     tc_device_free(ctx, moved);
 }
 
+/* foreach past the 4 KB table's groups (the small table's build, its
+ * parameter ~100 bytes: api_run.c's choose_variant) with a new scalar each
+ * call (an optimizer's step): from the second repeat on a graph whose
+ * kernel node is given the scalar (api_run_memo.h); the value launched is
+ * the call's every time, and the table stays on the device */
+static void foreach_scalars(tc_program *p)
+{
+    static groups A;
+    groups_make(&A);
+    long g0 = *graph_launches, u0 = *node_updates;
+    for (int i = 0; i < 6; i++) {
+        float v = 0.25f + (float)i;
+        tc_arg la[3] = {tc_arg_tensors("y", A.ys), tc_arg_tensors("x", A.xs), tc_arg_float("a", v)};
+        CHECK(tc_run_foreach(p, "axpy", G, la, 3, NULL) == TC_OK, "%s", tc_errmsg(ctx));
+        bool found = false;
+        for (int k = 0; k < *last_nargs; k++)
+            found |= arg_f32(k) == v;
+        CHECK(found, "scalar a = %g not passed", v);
+        CHECK(table_y(299) == (uint64_t)(uintptr_t)A.mem[598], "call %d: the table", i);
+    }
+    /* 1 records, 2 is a hit, 3 captures the graph with its scalar, 4-6 update it */
+    CHECK(*graph_launches - g0 == 6 - API_MEMO_GRAPH_AFTER && *node_updates - u0 == 3,
+          "a new scalar each call: %ld graph launches, %ld node updates", *graph_launches - g0,
+          *node_updates - u0);
+    /* the same scalar again: the graph as it is */
+    long g1 = *graph_launches, u1 = *node_updates;
+    for (int i = 0; i < 2; i++) {
+        tc_arg la[3] = {tc_arg_tensors("y", A.ys), tc_arg_tensors("x", A.xs), tc_arg_float("a", 5.25)};
+        CHECK(tc_run_foreach(p, "axpy", G, la, 3, NULL) == TC_OK, "%s", tc_errmsg(ctx));
+    }
+    CHECK(*graph_launches - g1 == 2 && *node_updates == u1, "the same scalar: %ld graph launches, "
+          "%ld node updates", *graph_launches - g1, *node_updates - u1);
+    CHECK(tc_device_sync(ctx, NULL) == TC_OK, "%s", tc_errmsg(ctx));
+    for (int i = 0; i < 2 * G; i++)
+        tc_device_free(ctx, A.mem[i]);
+}
+
 /* foreach over 2-D and 1-D tensors (the remembered lists' compact
  * comparison, api_run_memo.c's same_compact): the call repeated until it
  * is a graph, then exactly one thing of one group's tensor changed in
@@ -567,9 +605,10 @@ int main(int argc, char **argv)
     void *h = dlopen(getenv("TENSORC_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
     launches = h ? dlsym(h, "fake_launches") : NULL;
     graph_launches = h ? dlsym(h, "fake_graph_launches") : NULL;
+    node_updates = h ? dlsym(h, "fake_node_updates") : NULL;
     last_nargs = h ? dlsym(h, "fake_last_nargs") : NULL;
     last_args = h ? dlsym(h, "fake_last_args") : NULL;
-    if (!launches || !last_nargs || !last_args || (!graph_launches && !nographs)) {
+    if (!launches || !last_nargs || !last_args || ((!graph_launches || !node_updates) && !nographs)) {
         fprintf(stderr, "not the fake driver (TENSORC_LIBCUDA)\n");
         return 1;
     }
@@ -597,6 +636,7 @@ int main(int argc, char **argv)
         caller_capture(p, h);
         scalars(p);
         foreach_calls(p);
+        foreach_scalars(p);
         foreach_one_change(p);
         pool_growth(p);
         capture(p);
