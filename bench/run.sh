@@ -25,6 +25,10 @@
 #   BENCH_QUICK=1       small shapes, few iterations: a smoke test (the report
 #                       is named ...-quick.md and says so)
 #   BENCH_CASES="a b"   only these cases (tc-bench --list names them)
+#   BENCH_SET=suite     suite.md's first 18 cases (about 150 s on an H200 with
+#                       the peers), BENCH_SET=issues the others (issues 13-15:
+#                       about 350 s); unset, all 43: longer than one 10-minute
+#                       device call (BENCH_CASES, when given, wins)
 #   BENCH_FULL=1        also torch.compile the AdamW step (about a minute)
 #   TC_BENCH_ARGS="..." more tc-bench options (--compile-reps N, --seed N, ...)
 #
@@ -44,6 +48,20 @@ tcb=$build/tc-bench
 quick=()
 [ "${BENCH_QUICK:-0}" = 1 ] && quick=(--quick)
 read -r -a cases <<< "${BENCH_CASES:-}"
+suite=(gelu_chain fma4 bias_gelu transpose_add softmax_16384x4096 softmax_32768x1024 layernorm rmsnorm_f32
+       rmsnorm_bf16 row_sum col_sum full_sum small_softmax small_chain small_chain4 adamw adamw_2000x4096
+       rmsnorm_matmul)
+if [ ${#cases[@]} = 0 ] && [ -n "${BENCH_SET:-}" ]; then
+    case $BENCH_SET in
+    suite) cases=("${suite[@]}") ;;
+    issues)
+        # every case tc-bench lists that is not the suite's
+        while read -r name _; do
+            case " ${suite[*]} " in *" $name "*) ;; *) cases+=("$name") ;; esac
+        done < <("$build/tc-bench" --list) ;;
+    *) printf 'run.sh: BENCH_SET is suite or issues, not %s\n' "$BENCH_SET" >&2; exit 2 ;;
+    esac
+fi
 read -r -a extra <<< "${TC_BENCH_ARGS:-}"
 status=0
 

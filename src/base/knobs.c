@@ -87,7 +87,7 @@ static const struct {
     {"TENSORC_COL_ROWS", offsetof(tc_knobs, col_rows), 1, 1024, ANY, false},
     {"TENSORC_COLPART_PREFETCH", offsetof(tc_knobs, colpart_prefetch), 0, 1, ANY, false},
     {"TENSORC_MATMUL_BN", offsetof(tc_knobs, matmul_bn), 64, 256, POW2, false},
-    {"TENSORC_MATMUL_KAUTO", offsetof(tc_knobs, matmul_kauto), 0, 1, ANY, false},
+    {"TENSORC_MATMUL_KAUTO", offsetof(tc_knobs, matmul_kauto), 0, 2, ANY, false},
     {"TENSORC_SCAN_LSE", offsetof(tc_knobs, scan_lse), 0, 1, ANY, false},
     {"TENSORC_COL_OCC", offsetof(tc_knobs, col_occ), 1, 32, ANY, false},
     {"TENSORC_PW_OCC", offsetof(tc_knobs, pw_occ), 1, 32, ANY, false},

@@ -98,8 +98,9 @@ typedef struct tc_knobs {
     int colpart_prefetch;   /* TENSORC_COLPART_PREFETCH: 0 (as before) or 1: such a block copies
                              * its next row into shared memory while this one reduces */
     int matmul_bn;          /* TENSORC_MATMUL_BN: 64, 128 or 256 (16-row tensor-core tiles' columns) */
-    int matmul_kauto;       /* TENSORC_MATMUL_KAUTO: 0 or 1: 64-wide tiles take the wide tiles'
-                             * launch-time K slices too (few tiles: more slices) */
+    int matmul_kauto;       /* TENSORC_MATMUL_KAUTO: 0 (as before session 23), 1: 64-wide tiles take
+                             * the wide tiles' launch-time K slices too (few tiles: more slices),
+                             * 2 (the default): only under 64 work items, slices >= 128 */
     int scan_lse;           /* TENSORC_SCAN_LSE: 0 or 1: a lane walk's f32 logcumsumexp carried as
                              * (max, scaled sum), the log only where read (scan.c) */
     int col_occ;            /* TENSORC_COL_OCC: 1 to 32: a column kernel's blocks a SM asked of

@@ -248,11 +248,17 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
      * -1), matmul.cuh's tc_mm_kslice (the kernel's KS 0): 1024, or fewer
      * where the tiles are few; S0 x f slices at most (S0 those of 1024, f
      * = ceil(264 / (T S0 + 1)), T the work items a slice), the grid's */
-    bool ksauto = (bn != MM_TILE_N || ks->mm_kauto) && ks->mm_ks_auto;
+    /* not the adapter rule's (TENSORC_MATMUL_LORA): it rounds each slice's
+     * x @ A to T before @ B, so more slices, more rounding (lora_t bf16 at
+     * M 64, K 4097: 0.0101 of max against 0.005 at slices of 1024) */
+    bool ksauto = (bn != MM_TILE_N || (ks->mm_kauto && !ks->lora)) && ks->mm_ks_auto;
+    /* the work items the rule aims at: KAUTO=2 only spreads products of
+     * fewer than 64 (a LoRA's x @ A), leaving those of 64-263 at 1024 */
+    int target = bn == MM_TILE_N && ks->mm_kauto == 2 ? 64 : 264;
     const tc_dim *slices = dim_ceildiv(c, kd.mm.k, dim_const(c, ksauto ? 1024 : ks->mm_kslice));
     if (ksauto) {
         const tc_dim *x = dim_mul(c, dim_mul(c, wt, slices), dim_const(c, m2 ? 2 : 1));
-        slices = dim_mul(c, slices, dim_ceildiv(c, dim_const(c, 264), dim_add(c, x, dim_const(c, 1))));
+        slices = dim_mul(c, slices, dim_ceildiv(c, dim_const(c, target), dim_add(c, x, dim_const(c, 1))));
     }
     st->grid[0] = dim_mul(c, dim_mul(c, tg, slices), dim_const(c, m2 ? 2 : 1));
     st->grid[1] = st->grid[2] = dim_const(c, 1);
@@ -373,5 +379,5 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                         MM_THREADS, occ, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
                         kd.mm.ta ? ".T" : "", kd.mm.tb ? ".T" : "", dtype_name(m->dtype), what,
                         fused ? "; the epilogue on each element as it is stored" : "", ep, targs,
-                        ksauto ? (bn != MM_TILE_N ? 0 : -1) : ks->mm_kslice, cargs);
+                        ksauto ? (bn != MM_TILE_N ? 0 : -ks->mm_kauto) : ks->mm_kslice, cargs);
 }

@@ -237,7 +237,8 @@ typedef struct ksched {
                              * or 256 (matmul.cuh's BN; sched_matmul_rules: 0 for the
                              * adapter rule), 0: 64 */
     bool mm_ks_auto;        /* the K slice is the cost model's (no TENSORC_MATMUL_KSLICE) */
-    bool mm_kauto;          /* TENSORC_MATMUL_KAUTO=1: 64-wide tiles pick K slices at launch too */
+    int mm_kauto;           /* TENSORC_MATMUL_KAUTO 1 or 2: 64-wide tiles pick K slices at launch too
+                             * (1: as the wide tiles, for 264 work items; 2: for 64, slices >= 128) */
     fmmnorm norm;           /* the row-scale rule (fuse.h), norm.rows NULL without: the
                              * generated kernel computes the left operand's rows kernel */
     /* a rows kernel that a generated matmul computes (the row-scale rule):

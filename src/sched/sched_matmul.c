@@ -147,7 +147,10 @@ void sched_matmul(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks
     ks->mm_rows = m->shape[m->rank - 2];
     ks->mm_kslice = MM_KSLICE;
     ks->mm_ks_auto = kn->matmul_kslice <= 0;
-    ks->mm_kauto = kn->matmul_kauto == 1;
+    /* 2 unless the knob says: LoRA 37.96 -> 32.4-32.5 us (x @ A, one tile
+     * over K = 4096: 32 work items of 128, not 4 of 1024), rmsnorm_matmul
+     * and gated_mlp the same (H200, 2026-11-28, two calls each, alternating) */
+    ks->mm_kauto = kn->matmul_kauto >= 0 ? kn->matmul_kauto : 2;
     if (kn->matmul_kslice > 0)
         ks->mm_kslice = kn->matmul_kslice;
     /* wide tiles (f16/bf16 on tensor cores; sched_matmul_rules drops them
@@ -234,13 +237,17 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
         buf_printf(b, ": block [%d, 1, 1], tiles %d x %d, K slices of %d", MM_THREADS, MM_TILE_M,
                    ks->mm_bn ? ks->mm_bn : MM_TILE_N, ks->mm_kslice);
         /* the launch-time K slices (codegen/matmul.c's ksauto): the wide
-         * tiles', or the 64-wide ones' under TENSORC_MATMUL_KAUTO=1 */
+         * tiles', or the 64-wide ones' under TENSORC_MATMUL_KAUTO (2 the default; not the
+         * adapter rule's: codegen/matmul.c) */
         const char *rule = !ks->mm_ks_auto ? ""
                            : ks->mm_bn     ? ", or 256 to 1024 where the wide tiles x slices of 1024 are under 264 "
                                              "(matmul.cuh's tc_mm_kslice, at launch)"
-                           : ks->mm_kauto  ? ", or 256 to 1024 where the tiles x slices of 1024 are under 264 "
-                                             "(TENSORC_MATMUL_KAUTO=1: matmul.cuh's tc_mm_kslice, at launch)"
-                                           : "";
+                           : ks->lora          ? ""
+                           : ks->mm_kauto == 1 ? ", or 256 to 1024 where the tiles x slices of 1024 are under 264 "
+                                                 "(TENSORC_MATMUL_KAUTO=1: matmul.cuh's tc_mm_kslice, at launch)"
+                           : ks->mm_kauto == 2 ? ", or 128 to 1024 where the tiles x slices of 1024 are under 64 "
+                                                 "(matmul.cuh's tc_mm_kslice, at launch)"
+                                               : "";
         if (ks->mm_bn) /* the grid counts these tiles (codegen/matmul.c) */
             buf_printf(b, " (TENSORC_MATMUL_BN=%d; 64-row tiles stay 64 wide)%s%s", ks->mm_bn, rule,
                        ks->mm_bk ? "" : ", K steps of 32");

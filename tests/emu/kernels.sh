@@ -318,18 +318,20 @@ if [ "$what" = matmul-knobs ]; then
         one $B $G -- tests/gpu/matmul_pair.tc gated "M=1,K=2100,N=300" f16
         caps="--grid-caps 1,5"
     done
-    # TENSORC_MATMUL_KAUTO=1: 64-wide tiles take the launch-time K slices
-    # too; few tiles over a long K (a LoRA's x @ A: N = 13 and 16) get up
-    # to 17 slices of 256, the row-scale rule and the pair likewise
-    echo "== TENSORC_MATMUL_KAUTO=1 cases"
-    KA=TENSORC_MATMUL_KAUTO=1
-    one $KA $G -- examples/skinny_matmul.tc linear_t "M=1,K=4100,N=13;M=16,K=4096,N=16;M=3,K=2100,N=130" f16
-    [ $quick = 1 ] || {
-        one $KA -- tests/gpu/matmul_norm.tc rms_g_16 "K=4100,N=13;K=1096,N=136" bf16
-        one $KA -- tests/gpu/matmul_pair.tc gated_out_16 "K=4100,N=13;K=37,N=257" f16
-        one $KA $G -- examples/skinny_matmul.tc matmul_ta "M=3,K=4100,N=13;M=17,K=2100,N=77" f32
-        one $KA $G -- examples/skinny_matmul.tc batched "B=3,M=1,K=4100,N=13" bf16
-    }
+    # TENSORC_MATMUL_KAUTO=1 and 2: 64-wide tiles take the launch-time K
+    # slices too; few tiles over a long K (a LoRA's x @ A: N = 13 and 16)
+    # get up to 17 slices of 256 (1) or 33 of 128 (2: only under 64 work
+    # items), the row-scale rule and the pair likewise
+    for KA in TENSORC_MATMUL_KAUTO=1 TENSORC_MATMUL_KAUTO=2; do
+        echo "== $KA cases"
+        one $KA $G -- examples/skinny_matmul.tc linear_t "M=1,K=4100,N=13;M=16,K=4096,N=16;M=3,K=2100,N=130" f16
+        [ $quick = 1 ] || {
+            one $KA -- tests/gpu/matmul_norm.tc rms_g_16 "K=4100,N=13;K=1096,N=136" bf16
+            one $KA -- tests/gpu/matmul_pair.tc gated_out_16 "K=4100,N=13;K=37,N=257" f16
+            one $KA $G -- examples/skinny_matmul.tc matmul_ta "M=3,K=4100,N=13;M=17,K=2100,N=77" f32
+            one $KA $G -- examples/skinny_matmul.tc batched "B=3,M=1,K=4100,N=13" bf16
+        }
+    done
 fi
 caps=
 if [ "$what" = attention ] || [ "$what" = all ]; then

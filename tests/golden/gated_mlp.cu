@@ -485,16 +485,19 @@ struct tc_mm_nors {
  * its slices make at least 264 work items (two a SM), else S0 x f slices
  * (S0 those of 1024, f = ceil(264 / (T S0 + 1))) of whole 64s, 256 to
  * 1024 (4096 x 4096 at 256 columns: 16 tiles, slices of 256, 256 items).
+ * KS -1 (TENSORC_MATMUL_KAUTO=1) the same for 64-wide tiles; KS -2
+ * (KAUTO=2) aims at 64 items with slices of 128 to 1024 (a LoRA's x @ A,
+ * one tile over K = 4096: 32 slices of 128, not 4 of 1024).
  * codegen/matmul.c's grid is T S0 f, at least the items this makes. */
-__device__ __forceinline__ int tc_mm_kslice(long long T, long long K) {
+__device__ __forceinline__ int tc_mm_kslice(long long T, long long K, int target, int lo) {
     if (K <= 0 || T <= 0)
         return 1024;
-    const long long s0 = (K + 1023) / 1024, f = (264 + T * s0) / (T * s0 + 1);
+    const long long s0 = (K + 1023) / 1024, f = (target + T * s0) / (T * s0 + 1);
     if (f <= 1)
         return 1024;
     long long ks = (K + s0 * f - 1) / (s0 * f);
     ks = (ks + 63) / 64 * 64;
-    return ks < 256 ? 256 : ks > 1024 ? 1024 : (int)ks;
+    return ks < lo ? lo : ks > 1024 ? 1024 : (int)ks;
 }
 template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, int FEN,
           bool SO, int STR, int BNT, class EP, class RS>
@@ -519,8 +522,10 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
     __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
     __shared__ float ss_w[NORM && G::MMA ? TC_MM_THREADS / 32 * BM : 1]; /* each warp's (tc_mm_ssq) */
     const long long mt = (M + BM - 1) / BM, nt = (N + BN - 1) / BN;
-    if (KS <= 0) /* the wide tiles' rule (0), any tiles' (-1: TENSORC_MATMUL_KAUTO=1); else 1024 */
-        KS = BN > TC_MM_BN || KS < 0 ? tc_mm_kslice(batch * mt * nt * NP, K) : 1024;
+    if (KS <= 0) /* the wide tiles' rule (0), any tiles' (-1, -2: TENSORC_MATMUL_KAUTO); else 1024 */
+        KS = BN > TC_MM_BN || KS == -1 ? tc_mm_kslice(batch * mt * nt * NP, K, 264, 256)
+             : KS == -2            ? tc_mm_kslice(batch * mt * nt * NP, K, 64, 128)
+                                   : 1024;
     const long long S = K > KS ? (K + KS - 1) / KS : 1;
     const long long tiles = batch * mt * nt, work = tiles * S * NP;
     float *part = (float *)(ws + 16 * tiles);
@@ -956,7 +961,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
         out_out[sz_N*i0 + i1] = tc_f2h(t1);                         // gated_mlp.tc:10
     };
     tc_mm<1, false, false, false, 2, false, true>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
-                     (unsigned char *)ws, 1024, ep, tc_mm_nors(), nullptr, b2, c2);
+                     (unsigned char *)ws, -2, ep, tc_mm_nors(), nullptr, b2, c2);
 }
 
 /* kernel 2: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
@@ -1120,7 +1125,7 @@ launch plan of gated_mlp (32-bit indices):
   step 1 runs when M + 17*((2*K*N)/41943041) > 16:
   step 1: matmul buf5 = in_x @ in_w3 (cuBLAS)
   step 2 runs when M + 17*((2*K*N)/41943041) <= 16:
-  step 2: tc_matmul_1<<<2*((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024), [128, 1, 1]>>>(in_x, in_w3, buf5, M, N, K, 1, 0, 0, M*N, workspace, in_w1, buf3, out_out, N)
+  step 2: tc_matmul_1<<<2*((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024)*((2*((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024) + 64)/(2*((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024) + 1)), [128, 1, 1]>>>(in_x, in_w3, buf5, M, N, K, 1, 0, 0, M*N, workspace, in_w1, buf3, out_out, N)
   step 3 runs when M + 17*((2*K*N)/41943041) > 16:
   step 3: tc_poi_fused_silu_mul_2<<<(M*N + 2047)/2048, [128, 1, 1]>>>(out_out, buf3, buf5, M, N)
  */

@@ -234,21 +234,24 @@ for kn in TENSORC_MATMUL_BN=256,TENSORC_MATMUL_KSLICE=512 TENSORC_MATMUL_BN=256,
     echo "knobs:$kn+- examples/gated_mlp.tc --shape M=16,K=4096,N=11008" >>"$jobs"
     echo "knobs:$kn+generated $nm --fn rms_g --shape M=3,K=16400,N=130 --dtype T=bf16" >>"$jobs"
 done
-# TENSORC_MATMUL_KAUTO=1 (TC_MATMUL_FILTER=MATMUL_KAUTO): 64-wide tiles take
-# the launch-time K slices too (few tiles over a long K: a LoRA's x @ A at
-# N = 16 gets 16 slices of 256), the rules and layouts under it
-k="knobs:TENSORC_MATMUL_KAUTO=1"
-echo "$k+- examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
-echo "$k+- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=16,K=4096,N=4096" >>"$jobs"
-echo "$k+- examples/gated_mlp.tc --shape M=1,K=4096,N=11008" >>"$jobs"
-for dt in f16 bf16; do
-    for M in 1 3 17; do
-        echo "$k+generated examples/skinny_matmul.tc --fn linear_t --shape M=$M,K=4100,N=16 --dtype T=$dt" >>"$jobs"
-        echo "$k+generated $nm --fn rms_g --shape M=$M,K=4097,N=13 --dtype T=$dt" >>"$jobs"
-        echo "$k+generated $pr --fn gated --shape M=$M,K=4100,N=77 --dtype T=$dt" >>"$jobs"
+# TENSORC_MATMUL_KAUTO=1 and 2 (TC_MATMUL_FILTER=MATMUL_KAUTO): 64-wide tiles
+# take the launch-time K slices too (few tiles over a long K: a LoRA's x @ A
+# at N = 16 gets 16 slices of 256 at 1, 32 of 128 at 2), the rules and
+# layouts under it
+for ka in 1 2; do
+    k="knobs:TENSORC_MATMUL_KAUTO=$ka"
+    echo "$k+- examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
+    echo "$k+- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=16,K=4096,N=4096" >>"$jobs"
+    echo "$k+- examples/gated_mlp.tc --shape M=1,K=4096,N=11008" >>"$jobs"
+    for dt in f16 bf16; do
+        for M in 1 3 17; do
+            echo "$k+generated examples/skinny_matmul.tc --fn linear_t --shape M=$M,K=4100,N=16 --dtype T=$dt" >>"$jobs"
+            echo "$k+generated $nm --fn rms_g --shape M=$M,K=4097,N=13 --dtype T=$dt" >>"$jobs"
+            echo "$k+generated $pr --fn gated --shape M=$M,K=4100,N=77 --dtype T=$dt" >>"$jobs"
+        done
     done
+    echo "$k+generated examples/skinny_matmul.tc --fn matmul_ta --shape M=3,K=4100,N=13 --dtype T=f32" >>"$jobs"
 done
-echo "$k+generated examples/skinny_matmul.tc --fn matmul_ta --shape M=3,K=4100,N=13 --dtype T=f32" >>"$jobs"
 
 # a value two outputs return, computed by cuBLAS, the generated matmul or
 # the attention kernel (the plan copies it: tests/gpu/outputs_twice.tc)
