@@ -1444,8 +1444,15 @@ class Gen:
         src = "fn f(%s) {\n%s\n}\n" % (", ".join(params), "\n".join(lines))
         outs = [(n, cur[n], dt) for n in ios]
         if r.random() < 0.6:
-            groups = [r.choice([0, 1, 3, 1000, 4097, 8193, r.randint(1, 5000)])
-                      for _ in range(r.randint(1, 4))]
+            ng = r.randint(1, 4)
+            if ng == 4 and r.random() < 0.25:
+                # past the 4 KB table's groups (72-127 of them by the
+                # tensors): the groups uploaded, the small table's build
+                # (TC_VAR_SMALL), small groups to keep the files few
+                groups = [r.choice([0, 1, 3, 17, r.randint(1, 300)]) for _ in range(r.randint(130, 160))]
+            else:
+                groups = [r.choice([0, 1, 3, 1000, 4097, 8193, r.randint(1, 5000)])
+                          for _ in range(ng)]
             if not any(groups):
                 groups[0] = 7
         else:
