@@ -530,6 +530,20 @@ def ceiling(quick):
             "GBps": 2 * n / (us * 1e-6) / 1e9}
 
 
+def write(res, path):
+    """res as JSON into path (stdout without one), through a temporary file:
+    a run killed midway (a device call's time limit) leaves the cases it
+    finished, marked incomplete, for report.py."""
+    text = json.dumps(res, indent=1)
+    if not path:
+        print(text)
+        return
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text + "\n")
+    os.replace(tmp, path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-o", "--output", help="write the JSON here (default: stdout)")
@@ -542,7 +556,7 @@ def main():
     names = a.cases or list(CASES)
 
     res = {"tool": "peers", "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-           "quick": a.quick, "full": FULL, "cases": []}
+           "quick": a.quick, "full": FULL, "cases": [], "complete": False, "asked": names}
     try:
         import triton
         res["triton"] = triton.__version__
@@ -574,12 +588,10 @@ def main():
                 else "skipped")))
             torch._dynamo.reset()
             torch.cuda.empty_cache()
-    text = json.dumps(res, indent=1)
-    if a.output:
-        with open(a.output, "w") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
+            if a.output:
+                write(res, a.output)
+    res["complete"] = True
+    write(res, a.output)
     return 1 if "error" in res else 0
 
 

@@ -309,6 +309,11 @@ def errors_section(tc, peers, cases):
         lines.append("- tc-bench did not run: %s" % cell_text(tc["error"]))
     if peers and peers.get("error"):
         lines.append("- peers.py: %s" % cell_text(peers["error"]))
+    if peers and peers.get("complete") is False:
+        done = {c.get("name") for c in peers.get("cases") or []}
+        left = [n for n in peers.get("asked") or [] if n not in done]
+        lines.append("- peers.py was cut after %d of its cases (killed: a time limit?); no peer figures for %s" % (
+            len(done), ", ".join(left) if left else "the rest"))
     ceil = (tc or {}).get("ceiling") or {}
     for part in ("copy", "sum"):
         p = ceil.get(part) or {}

@@ -55,7 +55,7 @@ def fields_read_by_report():
 
 PEER_ONLY = {"eager", "inductor", "us", "skipped", "first_call_s", "eager_fused", "eager_forloop",
              "inductor_reduce_overhead", "torch", "triton", "cuda", "full", "cases",
-             "sdpa", "inductor_sdpa", "inductor_max_autotune"}
+             "sdpa", "inductor_sdpa", "inductor_max_autotune", "complete", "asked"}
 PARAMS_240 = 302088192      # suite.md's 240 tensors
 
 
@@ -238,6 +238,15 @@ def main():
             check(os.path.exists(path[:-3] + ".png"), "the chart is written")
         except ImportError:
             check("chart skipped: matplotlib is not installed" in text, "a missing matplotlib is said")
+
+        # a peers' run killed midway (peers.py writes after each case): said, with what is missing
+        cut = dict(sample_peers(), complete=False, asked=["gelu_chain", "layernorm", "col_sum", "full_sum"])
+        cut["cases"] = cut["cases"][:1]
+        path, text = run_report(tmp, sample_tc(), cut)
+        check("peers.py was cut after 1 of its cases (killed: a time limit?); no peer figures for "
+              "layernorm, col_sum, full_sum" in text, "a cut peers' run is said")
+        r = row(text, "gelu_chain")
+        check(r is not None and r[5] == "1.20", "the cut run's finished cases still count: %s" % r)
 
         path, text = run_report(tmp, sample_tc(quick=True), None)
         check(path.endswith("-quick.md") and text.startswith("> **Quick smoke run**"), "quick runs are labelled")
