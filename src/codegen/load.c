@@ -275,7 +275,14 @@ const char *cg_kept(cg *g, const lnode *n, const tc_dim *const *idx)
 {
     if (!g->pr.items || g->phase <= g->pr.keep_phase)
         return NULL;
-    const struct cg_pcache *e = pc_find(g, n, pc_key(g, n, idx));
+    /* only the plan's own entries: a pointwise value another kernel stored
+     * is a load here, its entry persistent_load's (maybe a packed 16-bit
+     * vector, or a pipe slot: persistent_hit reads those; read here as an
+     * element it was a wrong type, seed 66 #340 of tests/random) */
+    const tc_dim **key = pc_key(g, n, idx);
+    if (!cg_keep_planned(g, n, key))
+        return NULL;
+    const struct cg_pcache *e = pc_find(g, n, key);
     if (!e || e->phase >= g->phase)
         return NULL;
     if (g->pr.kscale) /* TENSORC_ROWS_PAIR: kept at the thread's max, rescaled to the row's */

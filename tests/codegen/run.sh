@@ -80,6 +80,7 @@ amax1 N=32,A=33,D=8
 mm_w1 B=64,N=17,K=33,M=100 check
 mm_a1 B=64,N=17,K=33,M=100 check
 mm_mix B=4,H=3,N=17,K=33,M=100
+kept_f16 B=2,N=3,D=40
 EOF
 
 if [ "${TC_CODEGEN_SWEEP:-1}" != 0 ]; then

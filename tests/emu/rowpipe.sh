@@ -9,7 +9,8 @@
 # the next row's slice prefetched with cp.async into shared memory) at 2
 # clusters, so each cluster takes rows in turn (N = 3: 2 and 1 rows, N = 17:
 # 9 and 8).  Both against the interpreter (emu.py, --rows: the special
-# rows), and every output of the pair bit for bit (EMU_KEEP).  The same for
+# rows), and every output of the pair bit for bit (EMU_KEEP; any NaN equal to
+# any NaN: same_bits).  The same for
 # TENSORC_ROWS_KEEP and TENSORC_CLUSTER_PUSH, 0 against 1 (not quick).  emu.h lands a
 # cp.async copy only when a wait retires it, so a slot read before its wait
 # or another thread's slot shows (tried: both fail at N = 17).
@@ -37,6 +38,26 @@ if [ "${TC_ROWPIPE_FULL:-0}" = 1 ]; then lens="16385 65536 65537 131072 262144" 
 elif [ "${TC_EMU_QUICK:-0}" = 1 ]; then lens=131080 batches=3; fi # quick (scripts/test.sh): rows partly past the last items, 2 and 1 a cluster
 shapes=""
 for n in $batches; do for d in $lens; do shapes="$shapes;N=$n,D=$d"; done; done
+# same_bits A B DTYPE: the same bits, any NaN equal to any NaN: a NaN's
+# payload here is the host CPU's (x86 propagates an operand's, where the GPU
+# gives its canonical NaN), so an expression kept rather than computed again
+# (TENSORC_ROWS_KEEP) may carry another one (softmax_rows' all-NaN row:
+# 0x7fc00000 against 0x7fffffff at one element)
+same_bits() {
+    cmp -s "$1" "$2" && return 0
+    python3 - "$1" "$2" "$3" <<'PY'
+import array
+import sys
+a, b = (open(f, "rb").read() for f in sys.argv[1:3])
+code, exp, man = {"f32": ("I", 0x7f800000, 0x7fffff), "f16": ("H", 0x7c00, 0x3ff),
+                  "bf16": ("H", 0x7f80, 0x7f)}.get(sys.argv[3], (None, 0, 0))
+if code is None or len(a) != len(b) or len(a) % array.array(code).itemsize:
+    sys.exit(1)
+nan = lambda u: (u & exp) == exp and (u & man) != 0
+sys.exit(0 if all(x == y or (nan(x) and nan(y)) for x, y in zip(array.array(code, a), array.array(code, b)))
+         else 1)
+PY
+}
 # pair KNOB GREP fn dtype [VAR=VALUE...]: the kernels with KNOB=0 and KNOB=1
 # against the interpreter, and bit for bit against each other; GREP: what
 # KNOB=1's --emit=cuda must show (the knob made a difference)
@@ -56,7 +77,7 @@ pair() {
     local n=0 f
     for f in "$work/off".*; do
         n=$((n + 1))
-        if ! cmp -s "$f" "$work/on.${f#"$work"/off.}"; then
+        if ! same_bits "$f" "$work/on.${f#"$work"/off.}" "$dt"; then
             echo "FAIL $tag: ${f#"$work"/off.}: not the same bits with $knob=1"; fail=$((fail + 1)); return
         fi
     done
