@@ -392,7 +392,7 @@ static int trace_updatable(api_memo *s)
         if (!takes)
             continue;
         /* a cluster launch's node has attributes an update might not keep */
-            if (l->copy || l->cluster > 1 || launch_bytes(t, i) > API_MEMO_UPDATE_BYTES)
+        if (l->copy || l->cluster > 1 || launch_bytes(t, i) > API_MEMO_UPDATE_BYTES)
             return s->nupd = 0;
         size_t cap = (size_t)s->cap_upd;
         if (!reserve((void **)&s->upd, &cap, (size_t)s->nupd + 1, sizeof *s->upd))
