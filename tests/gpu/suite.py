@@ -8,7 +8,8 @@ each output with the interpreter on the same seeded inputs and exits 1 with
 the worst element on a mismatch):
 
   examples   every function of examples/*.tc (and of tests/cli/edges.tc and
-             scalar_red.tc: semantics.md's edges) at four shape classes:
+             scalar_red.tc: semantics.md's edges; tests/codegen/progs.tc: the
+             programs the code generator once got wrong) at four shape classes:
                one    every size 1
                tiny   sizes 2 and 3
                odd    odd sizes that are not multiples of any vector width or
@@ -320,9 +321,11 @@ class Suite:
                                           ["%s=%s" % (v, low) for v in dv])
 
     def edges(self):
-        # the edges of docs/semantics.md and rank-0 reductions (issue 11)
-        for name in ("edges.tc", "scalar_red.tc"):
-            path = os.path.join(self.root, "tests", "cli", name)
+        # the edges of docs/semantics.md and rank-0 reductions (issue 11), and
+        # the programs the code generator once could not build or got wrong
+        for path in (os.path.join(self.root, "tests", "cli", "edges.tc"),
+                     os.path.join(self.root, "tests", "cli", "scalar_red.tc"),
+                     os.path.join(self.root, "tests", "codegen", "progs.tc")):
             with open(path) as f:
                 src = f.read()
             for fn in re.findall(r"^fn\s+(\w+)", src, re.M):
