@@ -548,6 +548,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-o", "--output", help="write the JSON here (default: stdout)")
     ap.add_argument("--quick", action="store_true", help="tc-bench's small shapes: a smoke test")
+    ap.add_argument("--deadline", type=float, default=0,
+                    help="a Unix time: no case is begun that the slowest case so far would take past it "
+                         "(the JSON then says which were left)")
     ap.add_argument("cases", nargs="*", help="case names (default: all)")
     a = ap.parse_args()
     unknown = [c for c in a.cases if c not in CASES]
@@ -574,7 +577,12 @@ def main():
             log("peers: copy %.3f TB/s" % (res["ceiling"]["GBps"] / 1e3))
         except Exception as e:  # noqa: BLE001
             res["ceiling"] = {"error": "%s: %s" % (type(e).__name__, e)}
+        slowest = 0.0
         for name in names:
+            if a.deadline and time.time() + slowest > a.deadline:
+                res["cut"] = "--deadline: %d cases left" % (len(names) - len(res["cases"]))
+                log("peers: %s" % res["cut"])
+                break
             t0 = time.perf_counter()
             try:
                 row = run_adamw(name, a.quick) if name.startswith("adamw") else run_case(name, a.quick)
@@ -582,6 +590,7 @@ def main():
                 row = {"name": name, "error": "%s: %s" % (type(e).__name__, e),
                        "traceback": traceback.format_exc()[-3000:]}
             row["case_wall_s"] = time.perf_counter() - t0
+            slowest = max(slowest, row["case_wall_s"])
             res["cases"].append(row)
             log("peers: %s: %s" % (name, row.get("error") or "eager %.2f us, inductor %s" % (
                 row["eager"]["us"], "%.2f us" % row["inductor"]["us"] if "us" in row.get("inductor", {})
@@ -590,7 +599,7 @@ def main():
             torch.cuda.empty_cache()
             if a.output:
                 write(res, a.output)
-    res["complete"] = True
+    res["complete"] = "cut" not in res
     write(res, a.output)
     return 1 if "error" in res else 0
 

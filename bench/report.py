@@ -312,8 +312,8 @@ def errors_section(tc, peers, cases):
     if peers and peers.get("complete") is False:
         done = {c.get("name") for c in peers.get("cases") or []}
         left = [n for n in peers.get("asked") or [] if n not in done]
-        lines.append("- peers.py was cut after %d of its cases (killed: a time limit?); no peer figures for %s" % (
-            len(done), ", ".join(left) if left else "the rest"))
+        lines.append("- peers.py was cut after %d of its cases (%s); no peer figures for %s" % (
+            len(done), peers.get("cut") or "killed: a time limit?", ", ".join(left) if left else "the rest"))
     ceil = (tc or {}).get("ceiling") or {}
     for part in ("copy", "sum"):
         p = ceil.get(part) or {}

@@ -55,7 +55,7 @@ def fields_read_by_report():
 
 PEER_ONLY = {"eager", "inductor", "us", "skipped", "first_call_s", "eager_fused", "eager_forloop",
              "inductor_reduce_overhead", "torch", "triton", "cuda", "full", "cases",
-             "sdpa", "inductor_sdpa", "inductor_max_autotune", "complete", "asked"}
+             "sdpa", "inductor_sdpa", "inductor_max_autotune", "complete", "asked", "cut"}
 PARAMS_240 = 302088192      # suite.md's 240 tensors
 
 
@@ -247,6 +247,9 @@ def main():
               "layernorm, col_sum, full_sum" in text, "a cut peers' run is said")
         r = row(text, "gelu_chain")
         check(r is not None and r[5] == "1.20", "the cut run's finished cases still count: %s" % r)
+        cut["cut"] = "--deadline: 3 cases left"
+        path, text = run_report(tmp, sample_tc(), cut)
+        check("peers.py was cut after 1 of its cases (--deadline: 3 cases left)" in text, "a deadline's cut is said")
 
         path, text = run_report(tmp, sample_tc(quick=True), None)
         check(path.endswith("-quick.md") and text.startswith("> **Quick smoke run**"), "quick runs are labelled")
