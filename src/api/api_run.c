@@ -138,15 +138,14 @@ static tc_status choose_variant(run_job *j, const rt_groups *G, int nonempty, st
     if (st != TC_OK)
         return st;
     unsigned v = rt_needs_idx64(plan, j->binds, j->nbinds, NULL, NULL) ? TC_VAR_IDX64 : 0;
-    if (G && plan->nsteps == 1 && plan->steps[0].fe_n && nonempty > plan->steps[0].fe_cap &&
-        wide_params(j->p->ctx, rt)) {
+    bool past = G && plan->nsteps == 1 && plan->steps[0].fe_n && nonempty > plan->steps[0].fe_cap;
+    if (past && wide_params(j->p->ctx, rt)) {
         const tc_plan *wp;
         st = api_unit_variant(j->p, j->f, v | TC_VAR_WIDE, &u, &wp);
         if (st == TC_OK && nonempty <= wp->steps[0].fe_cap)
             v |= TC_VAR_WIDE;
     }
-    if (st == TC_OK && G && plan->nsteps == 1 && plan->steps[0].fe_n &&
-        nonempty > plan->steps[0].fe_cap && !(v & TC_VAR_WIDE) && j->p->ctx->knobs.foreach_small != 0)
+    if (st == TC_OK && past && !(v & TC_VAR_WIDE) && j->p->ctx->knobs.foreach_small != 0)
         v |= TC_VAR_SMALL;
     *variant = v;
     return st;
